@@ -1,0 +1,7 @@
+"""ddlsim: how long distributed deep-learning training takes on a given network fabric, and why."""
+
+from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.runner import build_components, compose, run
+
+__all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run"]
+__version__ = "0.1.0"

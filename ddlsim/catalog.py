@@ -1,0 +1,11 @@
+"""Imports every room that registers names, so that the registries are complete."""
+
+from __future__ import annotations
+
+
+def load_all() -> None:
+    import ddlsim.compute  # noqa: F401
+    import ddlsim.network.collectives  # noqa: F401
+    import ddlsim.network.fabrics  # noqa: F401
+    import ddlsim.tasks  # noqa: F401
+    import ddlsim.workload.models  # noqa: F401

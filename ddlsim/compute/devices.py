@@ -1,0 +1,101 @@
+"""Compute devices: peak FLOP/s per precision, memory bandwidth and capacity.
+
+Known devices come with vendor datasheet numbers (dense, no sparsity); any field given in the
+config overrides the datasheet. A new device is a YAML file in ``configs/device/`` that starts
+from the closest known one (``defaults: [a100_80gb]``) and overrides its figures and label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsim import units
+from ddlsim.errors import ConfigError
+from ddlsim.registry import DEVICES
+from ddlsim.types import Precision
+
+
+@dataclass(frozen=True)
+class Datasheet:
+    label: str
+    memory: str
+    memory_bandwidth: str
+    fp32: str
+    tf32: str
+    fp16: str
+    bf16: str
+    fp8: str
+    source: str
+
+
+# Dense peak rates (no structured sparsity). Sources: NVIDIA A100 datasheet (2021, SXM4),
+# NVIDIA H100 datasheet (2023, SXM5), NVIDIA H200 product brief (2024, SXM). The CPU entry is a
+# deliberately modest placeholder for local runs; profile it rather than trust it.
+DATASHEETS: dict[str, Datasheet] = {
+    "a100_40gb": Datasheet("A100-SXM4-40GB", "40GiB", "1555GB/s", "19.5TFLOPS", "156TFLOPS",
+                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 40GB"),
+    "a100_80gb": Datasheet("A100-SXM4-80GB", "80GiB", "2039GB/s", "19.5TFLOPS", "156TFLOPS",
+                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 80GB"),
+    "h100_sxm": Datasheet("H100-SXM5-80GB", "80GiB", "3350GB/s", "67TFLOPS", "494.5TFLOPS",
+                          "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H100 datasheet, SXM5"),
+    "h200": Datasheet("H200-SXM-141GB", "141GB", "4800GB/s", "67TFLOPS", "494.5TFLOPS",
+                      "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H200 product brief, SXM"),
+    "cpu": Datasheet("CPU", "16GiB", "20GB/s", "100GFLOPS", "100GFLOPS", "50GFLOPS", "50GFLOPS",
+                     "50GFLOPS", "placeholder for local CPU runs; profile instead"),
+}
+
+
+@dataclass
+class DeviceConfig:
+    """A device by name; empty fields are taken from the datasheet of that name."""
+
+    name: str = "a100_80gb"
+    label: str = ""
+    memory: str = ""
+    memory_bandwidth: str = ""
+    peak_fp32: str = ""
+    peak_tf32: str = ""
+    peak_fp16: str = ""
+    peak_bf16: str = ""
+    peak_fp8: str = ""
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """One device's roofline figures in internal units."""
+
+    name: str
+    label: str
+    memory_bytes: int
+    memory_bandwidth_bps: float
+    peak_flop_per_s: dict[Precision, float]
+
+    def peak(self, precision: Precision | str) -> float:
+        return self.peak_flop_per_s[Precision(precision)]
+
+    @property
+    def memory_bandwidth_bytes_per_s(self) -> float:
+        return units.bits_to_bytes(self.memory_bandwidth_bps)
+
+    @classmethod
+    def from_config(cls, config: DeviceConfig) -> DeviceSpec:
+        if config.name not in DATASHEETS:
+            raise ConfigError("name", config.name, f"unknown device; choose one of {', '.join(DATASHEETS)}")
+        sheet = DATASHEETS[config.name]
+        peaks = {
+            precision: units.parse_flop_per_s(getattr(config, f"peak_{precision.value}") or
+                                              getattr(sheet, precision.value), f"peak_{precision.value}")
+            for precision in Precision
+        }
+        return cls(
+            name=config.name,
+            label=config.label or sheet.label,
+            memory_bytes=units.parse_size_bytes(config.memory or sheet.memory, "memory", allow_zero=False),
+            memory_bandwidth_bps=units.parse_bandwidth_bps(config.memory_bandwidth or sheet.memory_bandwidth,
+                                                           "memory_bandwidth"),
+            peak_flop_per_s=peaks,
+        )
+
+
+for _name, _sheet in DATASHEETS.items():
+    DEVICES.register(_name, DeviceConfig, summary=_sheet.label)(DeviceSpec)

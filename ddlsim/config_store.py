@@ -1,0 +1,84 @@
+"""The root config schema, and its registration with Hydra's ConfigStore.
+
+Every registry entry becomes an option of its group with the schema's defaults
+(``fabric=ideal``, ``device=h100_sxm``, ...); YAML files in ``configs/`` add variants on top
+of those options and the ``experiment`` group. Because every group is a typed dataclass, an
+unknown key or a wrong type fails during composition, before any work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+from ddlsim.catalog import load_all
+from ddlsim.registry import ALL_REGISTRIES
+from ddlsim.workload.parallel import ParallelConfig
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+ROOT_SCHEMA_NAME = "ddlsim_schema"
+
+
+@dataclass
+class OutputConfig:
+    """What a run writes into its output directory."""
+
+    csv: bool = True
+    parquet: bool = True
+    summary: bool = True
+
+
+@dataclass
+class RootConfig:
+    model: Any = MISSING
+    parallel: Any = MISSING
+    device: Any = MISSING
+    fabric: Any = MISSING
+    collective: Any = MISSING
+    task: Any = MISSING
+    seed: int = 0
+    output: OutputConfig = field(default_factory=OutputConfig)
+
+
+GROUPS: tuple[str, ...] = ("model", "parallel", "device", "fabric", "collective", "task")
+
+_registered = False
+
+
+def register_configs() -> None:
+    """Put the root schema and every registered option into Hydra's ConfigStore (idempotent)."""
+    global _registered
+    if _registered:
+        return
+    load_all()
+    store = ConfigStore.instance()
+    store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")
+    store.store(group="parallel", name="auto", node=ParallelConfig, provider="ddlsim")
+    for registry in ALL_REGISTRIES:
+        for entry in registry:
+            store.store(group=registry.group, name=entry.name, node=entry.schema(name=entry.name),
+                        provider="ddlsim")
+    _registered = True
+
+
+def config_dir() -> Path:
+    if not (CONFIG_DIR / "config.yaml").is_file():
+        raise FileNotFoundError(
+            f"ddlsim's configs/ directory was not found at {CONFIG_DIR}; install ddlsim from a "
+            "checkout with 'pip install -e .'")
+    return CONFIG_DIR
+
+
+def group_options() -> dict[str, list[str]]:
+    """Every option of every config group, YAML files and registered schemas alike."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        return {group: sorted(loader.get_group_options(group)) for group in (*GROUPS, "experiment")}

@@ -1,0 +1,46 @@
+"""The three exception types every room raises.
+
+`ConfigError` is for input that is wrong (unknown name, negative bandwidth, bad unit);
+`InfeasibleError` is for a legal request that cannot be satisfied (the model does not fit
+in memory, the group is larger than the fabric). Both name the offending value and the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DdlsimError(Exception):
+    """Base class of every error ddlsim raises on purpose."""
+
+
+NO_VALUE: Any = type("NoValue", (), {"__repr__": lambda self: "NO_VALUE"})()
+
+
+class ConfigError(DdlsimError, ValueError):
+    """An invalid configuration value.
+
+    `key` is the dotted config path (``fabric.bandwidth``), `value` what the user gave (or
+    `NO_VALUE` when there is none to show, as for an unknown key), `rule` the rule it broke,
+    phrased to follow "key = value: ".
+    """
+
+    def __init__(self, key: str, value: Any, rule: str) -> None:
+        self.key = key
+        self.value = value
+        self.rule = rule
+        shown = key if value is NO_VALUE else f"{key} = {value!r}"
+        super().__init__(f"{shown}: {rule}")
+
+    def under(self, prefix: str) -> ConfigError:
+        """The same error with its key placed below `prefix` (``bandwidth`` -> ``fabric.bandwidth``)."""
+        if not prefix:
+            return self
+        key = f"{prefix}.{self.key}" if self.key else prefix
+        error = ConfigError(key, self.value, self.rule)
+        error.__cause__ = self.__cause__
+        return error
+
+
+class InfeasibleError(DdlsimError):
+    """A legal request that cannot be satisfied; the message says what does not fit and why."""

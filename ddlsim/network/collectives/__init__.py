@@ -1,0 +1,3 @@
+"""Collective algorithms: schedules of steps, never times. Importing registers them."""
+
+from ddlsim.network.collectives import ring  # noqa: F401

@@ -1,0 +1,147 @@
+"""Name registries: a name in a config maps to a typed schema and to the class built from it.
+
+Each room registers its own entries next to the class, for example::
+
+    @FABRICS.register("ideal", IdealSwitchConfig, summary="one non-blocking switch")
+    class IdealSwitch:
+        @classmethod
+        def from_config(cls, config: IdealSwitchConfig) -> "IdealSwitch": ...
+
+A schema is a dataclass whose ``name`` field defaults to the registered name. `Registry.build`
+checks a config (a dict, an OmegaConf node or a schema instance) against that schema, so that an
+unknown key, a wrong type or a bad value is a `ConfigError` naming the full key before any work
+starts, and then calls the factory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+
+from ddlsim.errors import NO_VALUE, ConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    group: str
+    name: str
+    schema: type
+    factory: Callable[[Any], T]
+    summary: str
+
+    def build(self, config: Any) -> T:
+        from_config = getattr(self.factory, "from_config", None)
+        return from_config(config) if callable(from_config) else self.factory(config)
+
+
+def omegaconf_error_to_config_error(error: OmegaConfBaseException, prefix: str) -> ConfigError:
+    """Turn an OmegaConf validation error into a one-line `ConfigError` naming the full key."""
+    key = str(getattr(error, "full_key", "") or "")
+    if prefix and not key.startswith(prefix):
+        key = f"{prefix}.{key}" if key else prefix
+    if isinstance(error, (ConfigKeyError, ConfigAttributeError)) and " not in " in str(error):
+        schema = getattr(error, "object_type_str", None) or "this group"
+        parent = getattr(error, "parent_node", None)
+        known = ", ".join(str(name) for name in parent if name != "hydra") if isinstance(parent, DictConfig) else ""
+        rule = f"unknown key for {schema}" + (f"; known keys: {known}" if known else "")
+        return ConfigError(key, NO_VALUE, rule)
+    first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+    rule = first_line[0].lower() + first_line[1:] if first_line else first_line
+    return ConfigError(key, getattr(error, "value", None), rule)
+
+
+class Registry(Generic[T]):
+    """All registered choices of one config group (``fabric``, ``collective``, ``model``, ...)."""
+
+    def __init__(self, group: str, noun: str | None = None) -> None:
+        self.group = group
+        self.noun = noun or group
+        self._entries: dict[str, Entry[T]] = {}
+
+    def register(self, name: str, schema: type, *, summary: str = "") -> Callable[[Any], Any]:
+        if not dataclasses.is_dataclass(schema):
+            raise TypeError(f"schema for {self.group} {name!r} must be a dataclass, got {schema!r}")
+        fields = {f.name: f for f in dataclasses.fields(schema)}
+        if "name" not in fields:
+            raise TypeError(f"schema {schema.__name__} for {self.group} {name!r} needs a 'name' field")
+
+        def decorator(factory: Any) -> Any:
+            if name in self._entries and self._entries[name].factory is not factory:
+                raise TypeError(f"{self.group} {name!r} is registered twice")
+            docstring_lines = (factory.__doc__ or "").strip().splitlines()
+            text = summary or (docstring_lines[0] if docstring_lines else "")
+            self._entries[name] = Entry(self.group, name, schema, factory, text)
+            return factory
+
+        return decorator
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[Entry[T]]:
+        return iter(self._entries[name] for name in self.names())
+
+    def entry(self, name: str) -> Entry[T]:
+        if name not in self._entries:
+            known = ", ".join(self.names()) or "(none registered)"
+            raise ConfigError(f"{self.group}.name", name, f"unknown {self.noun}; choose one of {known}")
+        return self._entries[name]
+
+    def default_config(self, name: str) -> Any:
+        """The schema instance with every default, named `name`."""
+        entry = self.entry(name)
+        return entry.schema(name=name)
+
+    def validate(self, config: Any, *, key: str | None = None) -> Any:
+        """Check `config` against its schema and return the schema instance (a dataclass)."""
+        prefix = self.group if key is None else key
+        if dataclasses.is_dataclass(config) and not isinstance(config, type):
+            config = OmegaConf.structured(config)
+        if isinstance(config, Mapping) and not isinstance(config, DictConfig):
+            config = OmegaConf.create(dict(config))
+        if not isinstance(config, DictConfig):
+            raise ConfigError(prefix, config, f"must be a mapping with a 'name' key naming a {self.noun}")
+        name = config.get("name")
+        if name is None:
+            raise ConfigError(f"{prefix}.name", None, f"is required; choose one of {', '.join(self.names())}")
+        entry = self.entry(str(name))
+        try:
+            typed = OmegaConf.merge(OmegaConf.structured(entry.schema(name=entry.name)), config)
+            instance = OmegaConf.to_object(typed)
+        except OmegaConfBaseException as error:
+            raise omegaconf_error_to_config_error(error, prefix) from None
+        except ConfigError as error:
+            raise error.under(prefix) from None
+        return instance
+
+    def build(self, config: Any, *, key: str | None = None) -> T:
+        """Validate `config` and build the registered object from it."""
+        prefix = self.group if key is None else key
+        instance = self.validate(config, key=prefix)
+        try:
+            return self.entry(instance.name).build(instance)
+        except ConfigError as error:
+            raise error.under(prefix) from None
+
+    def make(self, name: str, **params: Any) -> T:
+        """Build by name with keyword parameters spelled as in the YAML config."""
+        return self.build({"name": name, **params})
+
+
+FABRICS: Registry[Any] = Registry("fabric")
+ALGORITHMS: Registry[Any] = Registry("collective", "collective algorithm")
+MODELS: Registry[Any] = Registry("model")
+DEVICES: Registry[Any] = Registry("device")
+TASKS: Registry[Any] = Registry("task")
+
+ALL_REGISTRIES: tuple[Registry[Any], ...] = (FABRICS, ALGORITHMS, MODELS, DEVICES, TASKS)

@@ -1,0 +1,3 @@
+"""Tasks: what one `ddlsim` run does with its built components. Importing registers them."""
+
+from ddlsim.tasks import collective_sweep  # noqa: F401

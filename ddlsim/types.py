@@ -1,0 +1,319 @@
+"""The small shared vocabulary the rooms speak: collective ops, group layouts, tasks, estimates.
+
+`workload/` produces `ComputeTask` and `CollectiveCall` records; `network/` and `compute/` turn
+them into `CollectiveEstimate` and `ComputeEstimate`; `training/` combines both. None of those
+rooms imports another to exchange these records: they all import this module.
+
+Sizes follow the nccl-tests convention (see `CollectiveCall`). Records are frozen and check
+themselves on construction, raising `ConfigError` with the offending field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ddlsim.errors import ConfigError
+
+
+class CollectiveOp(StrEnum):
+    ALL_REDUCE = "all_reduce"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALL_GATHER = "all_gather"
+    ALL_TO_ALL = "all_to_all"
+    BROADCAST = "broadcast"
+    REDUCE = "reduce"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    BARRIER = "barrier"
+    SEND_RECV = "send_recv"
+
+    @property
+    def is_rooted(self) -> bool:
+        """True for ops with a distinguished root rank (or a sender, for send/recv)."""
+        return self in _ROOTED
+
+    @property
+    def reduces(self) -> bool:
+        """True for ops that combine data arithmetically (a local reduction cost applies)."""
+        return self in _REDUCING
+
+    def input_bytes(self, size_bytes: int, group_size: int, *, is_root: bool = True) -> float:
+        """Bytes one rank contributes, under the nccl-tests convention for `size_bytes`."""
+        if self in (CollectiveOp.ALL_GATHER, CollectiveOp.GATHER):
+            return size_bytes / group_size
+        if self in (CollectiveOp.BROADCAST, CollectiveOp.SCATTER, CollectiveOp.SEND_RECV):
+            return size_bytes if is_root else 0
+        if self is CollectiveOp.BARRIER:
+            return 0
+        return size_bytes
+
+    def output_bytes(self, size_bytes: int, group_size: int, *, is_root: bool = True) -> float:
+        """Bytes one rank holds afterwards, under the nccl-tests convention for `size_bytes`."""
+        if self in (CollectiveOp.REDUCE_SCATTER, CollectiveOp.SCATTER):
+            return size_bytes / group_size
+        if self in (CollectiveOp.REDUCE, CollectiveOp.GATHER):
+            return size_bytes if is_root else 0
+        if self is CollectiveOp.SEND_RECV:
+            return 0 if is_root else size_bytes
+        if self is CollectiveOp.BARRIER:
+            return 0
+        return size_bytes
+
+
+_ROOTED = frozenset({CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.GATHER,
+                     CollectiveOp.SCATTER, CollectiveOp.SEND_RECV})
+_REDUCING = frozenset({CollectiveOp.ALL_REDUCE, CollectiveOp.REDUCE_SCATTER, CollectiveOp.REDUCE})
+
+
+class Phase(StrEnum):
+    FORWARD = "forward"
+    RECOMPUTE = "recompute"
+    BACKWARD = "backward"
+    OPTIMIZER = "optimizer"
+
+
+class Precision(StrEnum):
+    FP32 = "fp32"
+    TF32 = "tf32"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+    @property
+    def bytes_per_element(self) -> int:
+        return {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}[self.value]
+
+
+class ComputeSource(StrEnum):
+    MEASURED = "measured"
+    SCALED = "scaled"
+    ROOFLINE = "roofline"
+
+
+def _require(condition: bool, key: str, value: object, rule: str) -> None:
+    if not condition:
+        raise ConfigError(key, value, rule)
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """Every communication group of one kind inside a job of `num_ranks` ranks.
+
+    One group is ``size`` ranks spaced ``stride`` apart: with 64 ranks, a tensor-parallel group
+    of 8 consecutive ranks is ``GroupLayout(size=8, stride=1, num_ranks=64)`` and the matching
+    data-parallel groups (ranks 0, 8, 16, ...) are ``GroupLayout(size=8, stride=8, num_ranks=64)``.
+    All ``num_groups`` groups of a layout run at the same time, so a fabric pricing one of them
+    must account for the others sharing its links.
+    """
+
+    size: int
+    stride: int = 1
+    num_ranks: int | None = None
+
+    def __post_init__(self) -> None:
+        _require(isinstance(self.size, int) and self.size >= 1, "group.size", self.size, "must be an integer >= 1")
+        _require(isinstance(self.stride, int) and self.stride >= 1, "group.stride", self.stride,
+                 "must be an integer >= 1")
+        if self.num_ranks is None:
+            object.__setattr__(self, "num_ranks", self.size * self.stride)
+        span = self.size * self.stride
+        _require(isinstance(self.num_ranks, int) and self.num_ranks >= 1 and self.num_ranks % span == 0,
+                 "group.num_ranks", self.num_ranks,
+                 f"must be a positive multiple of size x stride = {self.size} x {self.stride} = {span}")
+
+    @property
+    def job_ranks(self) -> int:
+        assert self.num_ranks is not None
+        return self.num_ranks
+
+    @property
+    def num_groups(self) -> int:
+        return self.job_ranks // self.size
+
+    def ranks(self, group_index: int = 0) -> tuple[int, ...]:
+        """The job ranks of group `group_index` (0 <= index < num_groups), in group order."""
+        _require(0 <= group_index < self.num_groups, "group_index", group_index,
+                 f"must be in [0, {self.num_groups})")
+        span = self.size * self.stride
+        block, offset = divmod(group_index, self.stride)
+        base = block * span + offset
+        return tuple(base + i * self.stride for i in range(self.size))
+
+    def groups(self) -> Iterator[tuple[int, ...]]:
+        for index in range(self.num_groups):
+            yield self.ranks(index)
+
+    def position(self, rank: int) -> tuple[int, int]:
+        """(group index, position inside the group) of job rank `rank`."""
+        _require(0 <= rank < self.job_ranks, "rank", rank, f"must be in [0, {self.job_ranks})")
+        span = self.size * self.stride
+        block, within = divmod(rank, span)
+        position, offset = divmod(within, self.stride)
+        return block * self.stride + offset, position
+
+
+@dataclass(frozen=True)
+class CollectiveCall:
+    """One collective that every group of `group` runs, `count` times in a row.
+
+    `size_bytes` follows the nccl-tests convention: the whole buffer each rank holds, that is
+    the input of all_reduce, reduce_scatter, all_to_all, broadcast and reduce, the output of
+    all_gather and gather, the root's input of scatter, the bytes sent by send_recv, and 0 for
+    barrier. `CollectiveOp.input_bytes` and `output_bytes` give the per-rank figures.
+    """
+
+    op: CollectiveOp
+    size_bytes: int
+    group: GroupLayout
+    phase: Phase = Phase.FORWARD
+    name: str = ""
+    count: int = 1
+    root: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "op", CollectiveOp(self.op))
+        object.__setattr__(self, "phase", Phase(self.phase))
+        _require(isinstance(self.size_bytes, int) and self.size_bytes >= 0, "size_bytes", self.size_bytes,
+                 "must be an integer >= 0")
+        _require(isinstance(self.count, int) and self.count >= 1, "count", self.count, "must be an integer >= 1")
+        _require(0 <= self.root < self.group.size, "root", self.root, f"must be in [0, {self.group.size})")
+        if self.op is CollectiveOp.SEND_RECV:
+            _require(self.group.size == 2, "group.size", self.group.size, "send_recv needs a group of 2")
+
+
+@dataclass(frozen=True)
+class ShardSignature:
+    """What identifies one rank's compute shard for profiling: the key of a profile row."""
+
+    model_kind: str
+    shape: tuple[tuple[str, int], ...]
+    local_batch: int
+    precision: Precision = Precision.FP16
+    checkpointing: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "precision", Precision(self.precision))
+        object.__setattr__(self, "shape", tuple(sorted((str(k), int(v)) for k, v in dict(self.shape).items())))
+        _require(self.local_batch >= 1, "local_batch", self.local_batch, "must be >= 1")
+
+    @property
+    def shape_dict(self) -> dict[str, int]:
+        return dict(self.shape)
+
+    def key(self) -> str:
+        """A stable text key, e.g. ``megatron|d_model=1024,heads=16|b=8|fp16|ckpt``."""
+        shape = ",".join(f"{k}={v}" for k, v in self.shape)
+        ckpt = "ckpt" if self.checkpointing else "nockpt"
+        return f"{self.model_kind}|{shape}|b={self.local_batch}|{self.precision.value}|{ckpt}"
+
+
+@dataclass(frozen=True)
+class ComputeTask:
+    """Work one rank does between collectives: `flop` and `memory_bytes` moved, `count` times."""
+
+    name: str
+    phase: Phase
+    signature: ShardSignature
+    flop: float
+    memory_bytes: float = 0.0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "phase", Phase(self.phase))
+        _require(math.isfinite(self.flop) and self.flop >= 0, "flop", self.flop, "must be finite and >= 0")
+        _require(math.isfinite(self.memory_bytes) and self.memory_bytes >= 0, "memory_bytes", self.memory_bytes,
+                 "must be finite and >= 0")
+        _require(isinstance(self.count, int) and self.count >= 1, "count", self.count, "must be an integer >= 1")
+
+
+Task = ComputeTask | CollectiveCall
+
+
+@dataclass(frozen=True)
+class TaskBlock:
+    """A sequence of tasks that runs `repeat` times back to back (e.g. one transformer layer)."""
+
+    name: str
+    tasks: tuple[Task, ...]
+    repeat: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        _require(isinstance(self.repeat, int) and self.repeat >= 1, "repeat", self.repeat, "must be an integer >= 1")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One training iteration of one job, as every rank sees it, built without any fabric in mind.
+
+    `plan` carries the partitioner's choices as result-row fields (``tp_degree``, ...);
+    `num_steps` is the number of iterations to reach the target (0 when unknown).
+    """
+
+    name: str
+    num_ranks: int
+    blocks: tuple[TaskBlock, ...]
+    global_batch: int = 1
+    num_steps: int = 0
+    plan: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", tuple(self.blocks))
+        _require(self.num_ranks >= 1, "num_ranks", self.num_ranks, "must be >= 1")
+        _require(self.global_batch >= 1, "global_batch", self.global_batch, "must be >= 1")
+        _require(self.num_steps >= 0, "num_steps", self.num_steps, "must be >= 0")
+
+    def collective_calls(self) -> Iterator[CollectiveCall]:
+        for block in self.blocks:
+            for task in block.tasks:
+                if isinstance(task, CollectiveCall):
+                    yield task
+
+    def compute_tasks(self) -> Iterator[ComputeTask]:
+        for block in self.blocks:
+            for task in block.tasks:
+                if isinstance(task, ComputeTask):
+                    yield task
+
+
+def _check_times(record: object, *names: str) -> None:
+    for name in names:
+        value = getattr(record, name)
+        _require(math.isfinite(value) and value >= 0, name, value, "must be finite and >= 0")
+
+
+@dataclass(frozen=True)
+class CollectiveEstimate:
+    """How long one collective takes on one fabric, and what that time is made of."""
+
+    op: CollectiveOp
+    size_bytes: int
+    group_size: int
+    algorithm: str
+    fabric: str
+    time_s: float
+    latency_s: float
+    transfer_s: float
+    compute_s: float
+    num_steps: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "op", CollectiveOp(self.op))
+        _check_times(self, "time_s", "latency_s", "transfer_s", "compute_s")
+        _require(self.num_steps >= 0, "num_steps", self.num_steps, "must be >= 0")
+
+
+@dataclass(frozen=True)
+class ComputeEstimate:
+    """How long one compute task takes on one device, and where the number came from."""
+
+    time_s: float
+    source: ComputeSource
+    device: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source", ComputeSource(self.source))
+        _check_times(self, "time_s")

@@ -10,39 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim import units
+from ddlsim.datasheets import DATASHEETS
 from ddlsim.errors import ConfigError
 from ddlsim.registry import DEVICES
 from ddlsim.types import Precision
-
-
-@dataclass(frozen=True)
-class Datasheet:
-    label: str
-    memory: str
-    memory_bandwidth: str
-    fp32: str
-    tf32: str
-    fp16: str
-    bf16: str
-    fp8: str
-    source: str
-
-
-# Dense peak rates (no structured sparsity). Sources: NVIDIA A100 datasheet (2021, SXM4),
-# NVIDIA H100 datasheet (2023, SXM5), NVIDIA H200 product brief (2024, SXM). The CPU entry is a
-# deliberately modest placeholder for local runs; profile it rather than trust it.
-DATASHEETS: dict[str, Datasheet] = {
-    "a100_40gb": Datasheet("A100-SXM4-40GB", "40GiB", "1555GB/s", "19.5TFLOPS", "156TFLOPS",
-                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 40GB"),
-    "a100_80gb": Datasheet("A100-SXM4-80GB", "80GiB", "2039GB/s", "19.5TFLOPS", "156TFLOPS",
-                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 80GB"),
-    "h100_sxm": Datasheet("H100-SXM5-80GB", "80GiB", "3350GB/s", "67TFLOPS", "494.5TFLOPS",
-                          "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H100 datasheet, SXM5"),
-    "h200": Datasheet("H200-SXM-141GB", "141GB", "4800GB/s", "67TFLOPS", "494.5TFLOPS",
-                      "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H200 product brief, SXM"),
-    "cpu": Datasheet("CPU", "16GiB", "20GB/s", "100GFLOPS", "100GFLOPS", "50GFLOPS", "50GFLOPS",
-                     "50GFLOPS", "placeholder for local CPU runs; profile instead"),
-}
 
 
 @dataclass

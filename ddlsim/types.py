@@ -317,3 +317,29 @@ class ComputeEstimate:
     def __post_init__(self) -> None:
         object.__setattr__(self, "source", ComputeSource(self.source))
         _check_times(self, "time_s")
+
+
+@dataclass(frozen=True)
+class NetworkCost:
+    """Equipment cost and power of the network a job runs on (RAMP Section 4.3, Tables 3 and 4).
+
+    `scope` says what the figures cover: ``"job"`` (the share of the fabric the job's ranks use)
+    or ``"fabric"`` (the whole fabric). `components` counts items by kind (``"transceivers"``,
+    ``"switches"``, ``"couplers"``, ...). Training turns ``power_w`` x iteration time into the
+    network energy of an iteration.
+    """
+
+    capex_usd: float
+    power_w: float
+    scope: str = "job"
+    components: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _require(math.isfinite(self.capex_usd) and self.capex_usd >= 0, "capex_usd", self.capex_usd,
+                 "must be finite and >= 0")
+        _require(math.isfinite(self.power_w) and self.power_w >= 0, "power_w", self.power_w,
+                 "must be finite and >= 0")
+        _require(self.scope in ("job", "fabric"), "scope", self.scope, "must be 'job' or 'fabric'")
+        object.__setattr__(self, "components", dict(self.components))
+        for kind, count in self.components.items():
+            _require(math.isfinite(count) and count >= 0, f"components.{kind}", count, "must be finite and >= 0")

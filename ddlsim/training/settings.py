@@ -1,0 +1,67 @@
+"""How an iteration is scheduled: the overlap setting, DP bucket size and the schedule kind.
+
+Overlap settings (the `training.overlap` key):
+
+- ``none``: every collective blocks the computation that follows it, and the data-parallel
+  gradient synchronisation starts after the last backward task. This is RAMP's strong-scaling
+  assumption (section 8.1) and the default of the RAMP experiments: iteration time is simply
+  compute time plus communication time.
+- ``dp_backward``: the data-parallel gradient synchronisation is split into buckets of
+  `bucket_size` bytes, as PyTorch DDP does. A bucket becomes ready when backward has produced
+  its gradients and is then reduced on a separate communication stream while backward goes on.
+  The optimizer step waits for the last bucket. Collectives inside the layers (tensor-parallel
+  all-reduces, DLRM all-to-alls) still block the computation that follows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from ddlsim import units
+from ddlsim.errors import ConfigError
+
+
+class Overlap(StrEnum):
+    NONE = "none"
+    DP_BACKWARD = "dp_backward"
+
+
+@dataclass
+class TrainingConfig:
+    """The `training` config group: how compute and communication are laid out in time."""
+
+    overlap: str = "none"
+    bucket_size: str = "25MiB"
+    schedule: str = "auto"
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """`TrainingConfig` parsed into internal units.
+
+    `schedule` names the iteration schedule (``sequential`` for one pipeline stage; pipelined
+    schedules register themselves in `ddlsim.training.schedules`); ``auto`` picks
+    ``sequential`` unless the workload plan asks for pipeline stages.
+    """
+
+    overlap: Overlap = Overlap.NONE
+    bucket_size_bytes: int = 25 * units.MEBI
+    schedule: str = "auto"
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "overlap", Overlap(self.overlap))
+        except ValueError:
+            choices = ", ".join(overlap.value for overlap in Overlap)
+            raise ConfigError("overlap", self.overlap, f"must be one of {choices}") from None
+        if not isinstance(self.bucket_size_bytes, int) or self.bucket_size_bytes < 1:
+            raise ConfigError("bucket_size", self.bucket_size_bytes, "must be at least 1 byte")
+        if not self.schedule:
+            raise ConfigError("schedule", self.schedule, "must name a schedule or be 'auto'")
+
+    @classmethod
+    def from_config(cls, config: TrainingConfig) -> TrainingSettings:
+        return cls(overlap=config.overlap,
+                   bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
+                   schedule=config.schedule)

@@ -1,0 +1,102 @@
+"""From a priced workload to training time: iteration time, time-to-accuracy, throughput.
+
+    result = simulate_training(workload, pricer, settings, fabric=fabric)
+    result.iteration.iteration_time_s, result.time_to_accuracy_s, result.row()
+
+`row()` is the tidy result row (unit-suffixed columns) the `train` task writes; the
+per-collective breakdown appears as ``comm_<name>_*`` columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ddlsim.training.energy import NetworkEnergy, network_energy
+from ddlsim.training.graph import IterationGraph
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules import select_schedule
+from ddlsim.training.settings import TrainingSettings
+from ddlsim.training.timeline import IterationSummary, place, summarize
+from ddlsim.types import Workload
+
+NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """One workload trained on one fabric: the iteration and what it adds up to."""
+
+    workload: Workload
+    settings: TrainingSettings
+    iteration: IterationSummary
+    energy: NetworkEnergy
+
+    @property
+    def num_steps(self) -> int:
+        return self.workload.num_steps
+
+    @property
+    def time_to_accuracy_s(self) -> float:
+        """Steps x iteration time; NaN when the workload has no step count."""
+        return self.num_steps * self.iteration.iteration_time_s if self.num_steps > 0 else NAN
+
+    @property
+    def samples_per_s(self) -> float:
+        time_s = self.iteration.iteration_time_s
+        return self.workload.global_batch / time_s if time_s > 0 else NAN
+
+    def row(self) -> dict[str, Any]:
+        it = self.iteration
+        row: dict[str, Any] = {
+            "workload": self.workload.name,
+            "num_ranks": self.workload.num_ranks,
+            "overlap": self.settings.overlap.value,
+            "iteration_time_s": it.iteration_time_s,
+            "compute_time_s": it.compute_time_s,
+            "comm_time_s": it.comm_time_s,
+            "exposed_comm_time_s": it.exposed_comm_time_s,
+            "hidden_comm_time_s": it.hidden_comm_time_s,
+            "comm_fraction": it.comm_fraction,
+            "comm_latency_s": it.comm_latency_s,
+            "comm_transfer_s": it.comm_transfer_s,
+            "comm_reduction_s": it.comm_reduction_s,
+            "num_steps": self.num_steps,
+            "time_to_accuracy_s": self.time_to_accuracy_s,
+            "global_batch": self.workload.global_batch,
+            "samples_per_s": self.samples_per_s,
+            "compute_source": it.compute_source,
+            "compute_device": "+".join(it.compute_devices),
+            **self.energy.row(),
+        }
+        for key, value in self.workload.plan.items():
+            if key not in row:
+                row[str(key)] = value
+            elif row[key] != value:
+                row[f"plan_{key}"] = value
+        for item in it.collectives:
+            prefix = f"comm_{item.key}"
+            row.update({
+                f"{prefix}_algorithm": item.algorithm,
+                f"{prefix}_calls": item.calls,
+                f"{prefix}_group_size": item.group_size,
+                f"{prefix}_time_s": item.time_s,
+                f"{prefix}_latency_s": item.latency_s,
+                f"{prefix}_transfer_s": item.transfer_s,
+                f"{prefix}_compute_s": item.compute_s,
+            })
+        return row
+
+
+def build_graph(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
+    return select_schedule(settings, workload)(workload, pricer, settings)
+
+
+def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSettings | None = None, *,
+                      fabric: Any = None) -> TrainingResult:
+    """Schedule one iteration of `workload`, place it in time and sum it up."""
+    settings = settings or TrainingSettings()
+    graph = build_graph(workload, pricer, settings)
+    summary = summarize(graph, place(graph))
+    energy = network_energy(fabric, workload.num_ranks, summary.iteration_time_s, workload.num_steps)
+    return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy)

@@ -1,0 +1,150 @@
+"""Place an `IterationGraph` in time and sum up what the iteration was made of.
+
+Placement is list scheduling over in-order streams: an op starts when the previous op of its
+stream has ended and every op it depends on has ended. Because ops were added in a topological
+order, one pass suffices, and the result is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ddlsim.training.graph import IterationGraph, OpKind
+from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Start and end time of every op of a graph, by op index."""
+
+    start_s: tuple[float, ...]
+    end_s: tuple[float, ...]
+
+    @property
+    def makespan_s(self) -> float:
+        return max(self.end_s, default=0.0)
+
+
+def place(graph: IterationGraph) -> Placement:
+    """Start each op at max(end of its stream's previous op, end of its dependencies)."""
+    start: list[float] = []
+    end: list[float] = []
+    stream_free: dict[str, float] = defaultdict(float)
+    for op in graph.ops:
+        begin = stream_free[op.stream]
+        for dep in op.deps:
+            begin = max(begin, end[dep])
+        finish = begin + op.duration_s
+        start.append(begin)
+        end.append(finish)
+        stream_free[op.stream] = finish
+    return Placement(tuple(start), tuple(end))
+
+
+def collective_key(call: CollectiveCall) -> str:
+    """The column prefix of a collective in result rows: its name, or op and phase, snake_case."""
+    text = call.name or f"{call.op.value}_{call.phase.value}"
+    return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_") or call.op.value
+
+
+@dataclass(frozen=True)
+class CollectiveBreakdown:
+    """All executions of one named collective in an iteration, with their time split."""
+
+    key: str
+    op: str
+    algorithm: str
+    calls: int
+    size_bytes: int
+    group_size: int
+    time_s: float
+    latency_s: float
+    transfer_s: float
+    compute_s: float
+
+
+@dataclass(frozen=True)
+class IterationSummary:
+    """What one iteration was made of.
+
+    `compute_time_s` is the busy time of the busiest compute stream (the whole compute time
+    for one pipeline stage). `exposed_comm_time_s` is the rest of the iteration: time the
+    busiest device spends waiting rather than computing. `comm_time_s` sums every collective,
+    whether it was hidden behind compute or not; `hidden_comm_time_s` is the part that was.
+    """
+
+    iteration_time_s: float
+    compute_time_s: float
+    comm_time_s: float
+    exposed_comm_time_s: float
+    hidden_comm_time_s: float
+    comm_latency_s: float
+    comm_transfer_s: float
+    comm_reduction_s: float
+    collectives: tuple[CollectiveBreakdown, ...]
+    compute_time_by_source_s: tuple[tuple[str, float], ...]
+    compute_devices: tuple[str, ...]
+    num_ops: int
+
+    @property
+    def comm_fraction(self) -> float:
+        """Share of the iteration spent in communication that was not overlapped."""
+        return self.exposed_comm_time_s / self.iteration_time_s if self.iteration_time_s > 0 else 0.0
+
+    @property
+    def compute_source(self) -> str:
+        """``measured``, ``scaled`` or ``roofline``; several sources are joined with ``+``."""
+        return "+".join(source for source, _ in self.compute_time_by_source_s)
+
+
+def summarize(graph: IterationGraph, placement: Placement | None = None) -> IterationSummary:
+    placement = placement or place(graph)
+    compute_by_stream: dict[str, float] = defaultdict(float)
+    by_source: dict[str, float] = defaultdict(float)
+    devices: dict[str, None] = {}
+    groups: dict[str, list] = defaultdict(list)
+    for op in graph.ops:
+        if op.kind is OpKind.COMPUTE:
+            assert isinstance(op.estimate, ComputeEstimate)
+            compute_by_stream[op.stream] += op.duration_s
+            by_source[op.estimate.source.value] += op.duration_s
+            devices[op.estimate.device] = None
+        else:
+            assert isinstance(op.task, CollectiveCall)
+            groups[collective_key(op.task)].append(op)
+    breakdowns = []
+    for key, ops in groups.items():
+        estimates = [op.estimate for op in ops]
+        assert all(isinstance(estimate, CollectiveEstimate) for estimate in estimates)
+        breakdowns.append(CollectiveBreakdown(
+            key=key,
+            op=ops[0].task.op.value,
+            algorithm="+".join(dict.fromkeys(estimate.algorithm for estimate in estimates)),
+            calls=sum(op.executions for op in ops),
+            size_bytes=sum(op.task.size_bytes * op.executions for op in ops),
+            group_size=ops[0].task.group.size,
+            time_s=sum(op.duration_s for op in ops),
+            latency_s=sum(op.estimate.latency_s * op.executions for op in ops),
+            transfer_s=sum(op.estimate.transfer_s * op.executions for op in ops),
+            compute_s=sum(op.estimate.compute_s * op.executions for op in ops),
+        ))
+    iteration_s = placement.makespan_s
+    compute_s = max(compute_by_stream.values(), default=0.0)
+    comm_s = sum(item.time_s for item in breakdowns)
+    exposed_s = max(iteration_s - compute_s, 0.0)
+    return IterationSummary(
+        iteration_time_s=iteration_s,
+        compute_time_s=compute_s,
+        comm_time_s=comm_s,
+        exposed_comm_time_s=exposed_s,
+        hidden_comm_time_s=max(comm_s - exposed_s, 0.0),
+        comm_latency_s=sum(item.latency_s for item in breakdowns),
+        comm_transfer_s=sum(item.transfer_s for item in breakdowns),
+        comm_reduction_s=sum(item.compute_s for item in breakdowns),
+        collectives=tuple(breakdowns),
+        compute_time_by_source_s=tuple(sorted(by_source.items())),
+        compute_devices=tuple(devices),
+        num_ops=len(graph),
+    )

@@ -1,0 +1,87 @@
+"""Hand-built workloads and fake timers with closed-form prices, for the timeline tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsim.training import Pricer
+from ddlsim.types import (
+    CollectiveCall,
+    CollectiveEstimate,
+    CollectiveOp,
+    ComputeEstimate,
+    ComputeSource,
+    ComputeTask,
+    GroupLayout,
+    Phase,
+    ShardSignature,
+    TaskBlock,
+    Workload,
+)
+
+SIGNATURE = ShardSignature(model_kind="toy_layer", shape=(("width", 8),), local_batch=2)
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """A collective takes `alpha_s` plus size / `bandwidth_Bps`, split 1:2 into transfer and reduction."""
+
+    alpha_s: float = 0.0
+    bytes_per_s: float = 100.0
+    reduction_share: float = 0.0
+
+    def __call__(self, call: CollectiveCall) -> CollectiveEstimate:
+        moving_s = call.size_bytes / self.bytes_per_s
+        compute_s = moving_s * self.reduction_share if call.op.reduces else 0.0
+        transfer_s = moving_s - compute_s
+        return CollectiveEstimate(op=call.op, size_bytes=call.size_bytes, group_size=call.group.size,
+                                  algorithm="fake_ring", fabric="fake", time_s=self.alpha_s + moving_s,
+                                  latency_s=self.alpha_s, transfer_s=transfer_s, compute_s=compute_s,
+                                  num_steps=1)
+
+
+@dataclass(frozen=True)
+class FlopTimer:
+    """A compute task takes flop / `flop_per_s`; tasks named ``*roofline*`` say so."""
+
+    flop_per_s: float = 1.0
+
+    def __call__(self, task: ComputeTask) -> ComputeEstimate:
+        source = ComputeSource.ROOFLINE if "roofline" in task.name else ComputeSource.MEASURED
+        return ComputeEstimate(time_s=task.flop / self.flop_per_s, source=source, device="fake_gpu")
+
+
+def compute(name: str, phase: Phase, flop: float, count: int = 1) -> ComputeTask:
+    return ComputeTask(name=name, phase=phase, signature=SIGNATURE, flop=flop, count=count)
+
+
+def collective(name: str, op: CollectiveOp, size_bytes: int, group: GroupLayout, phase: Phase = Phase.FORWARD,
+               count: int = 1) -> CollectiveCall:
+    return CollectiveCall(op=op, size_bytes=size_bytes, group=group, phase=phase, name=name, count=count)
+
+
+TP = GroupLayout(size=2, stride=1, num_ranks=8)
+DP = GroupLayout(size=4, stride=2, num_ranks=8)
+
+
+def layered_workload(layers: int = 4, forward_flop: float = 1.0, backward_flop: float = 2.0,
+                     tp_bytes: int = 10, dp_bytes: int = 100, optimizer_flop: float = 0.5,
+                     num_steps: int = 1000, global_batch: int = 64) -> Workload:
+    """A Megatron-like iteration: forward and backward layers with TP all-reduces, DP all-reduce, optimizer."""
+    forward = TaskBlock("forward", (
+        compute("layer_fwd", Phase.FORWARD, forward_flop),
+        collective("tp_fwd", CollectiveOp.ALL_REDUCE, tp_bytes, TP, Phase.FORWARD, count=2),
+    ), repeat=layers)
+    backward = TaskBlock("backward", (
+        compute("layer_bwd", Phase.BACKWARD, backward_flop),
+        collective("tp_bwd", CollectiveOp.ALL_REDUCE, tp_bytes, TP, Phase.BACKWARD, count=2),
+    ), repeat=layers)
+    dp = TaskBlock("dp_sync", (collective("dp_grad", CollectiveOp.ALL_REDUCE, dp_bytes, DP, Phase.BACKWARD),))
+    optimizer = TaskBlock("optimizer", (compute("adam", Phase.OPTIMIZER, optimizer_flop),))
+    return Workload(name="toy", num_ranks=8, blocks=(forward, backward, dp, optimizer), global_batch=global_batch,
+                    num_steps=num_steps, plan={"tp_degree": 2, "dp_degree": 4, "num_steps": num_steps})
+
+
+def pricer(alpha_s: float = 0.0, bytes_per_s: float = 100.0, flop_per_s: float = 1.0,
+           reduction_share: float = 0.0) -> Pricer:
+    return Pricer(AlphaBeta(alpha_s, bytes_per_s, reduction_share), FlopTimer(flop_per_s))

@@ -16,6 +16,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from ddlsim.catalog import load_all
+from ddlsim.compute.model import ComputeConfig
 from ddlsim.registry import ALL_REGISTRIES
 from ddlsim.workload.parallel import ParallelConfig
 
@@ -37,6 +38,7 @@ class RootConfig:
     model: Any = MISSING
     parallel: Any = MISSING
     device: Any = MISSING
+    compute: Any = MISSING
     fabric: Any = MISSING
     collective: Any = MISSING
     task: Any = MISSING
@@ -44,7 +46,7 @@ class RootConfig:
     output: OutputConfig = field(default_factory=OutputConfig)
 
 
-GROUPS: tuple[str, ...] = ("model", "parallel", "device", "fabric", "collective", "task")
+GROUPS: tuple[str, ...] = ("model", "parallel", "device", "compute", "fabric", "collective", "task")
 
 _registered = False
 
@@ -58,6 +60,7 @@ def register_configs() -> None:
     store = ConfigStore.instance()
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")
     store.store(group="parallel", name="auto", node=ParallelConfig, provider="ddlsim")
+    store.store(group="compute", name="default", node=ComputeConfig, provider="ddlsim")
     for registry in ALL_REGISTRIES:
         for entry in registry:
             store.store(group=registry.group, name=entry.name, node=entry.schema(name=entry.name),

@@ -20,6 +20,9 @@ class Datasheet:
     bf16: str
     fp8: str
     source: str
+    # The name torch.cuda.get_device_name() reports, under which this device's measured
+    # profiles are stored; "" for the CPU entry, whose profiles are named after the local CPU.
+    profile_name: str = ""
 
 
 # Dense peak rates (no structured sparsity). Sources: NVIDIA A100 datasheet (2021, SXM4),
@@ -28,13 +31,17 @@ class Datasheet:
 # no FP8 tensor cores: its fp8 entry is its fp16 rate, the speed an FP8 model would run at.
 DATASHEETS: dict[str, Datasheet] = {
     "a100_40gb": Datasheet("A100-SXM4-40GB", "40GiB", "1555GB/s", "19.5TFLOPS", "156TFLOPS",
-                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 40GB"),
+                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 40GB",
+                           "NVIDIA A100-SXM4-40GB"),
     "a100_80gb": Datasheet("A100-SXM4-80GB", "80GiB", "2039GB/s", "19.5TFLOPS", "156TFLOPS",
-                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 80GB"),
+                           "312TFLOPS", "312TFLOPS", "312TFLOPS", "NVIDIA A100 datasheet, SXM4 80GB",
+                           "NVIDIA A100-SXM4-80GB"),
     "h100_sxm": Datasheet("H100-SXM5-80GB", "80GiB", "3350GB/s", "67TFLOPS", "494.5TFLOPS",
-                          "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H100 datasheet, SXM5"),
+                          "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H100 datasheet, SXM5",
+                          "NVIDIA H100 80GB HBM3"),
     "h200": Datasheet("H200-SXM-141GB", "141GB", "4800GB/s", "67TFLOPS", "494.5TFLOPS",
-                      "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H200 product brief, SXM"),
+                      "989.5TFLOPS", "989.5TFLOPS", "1979TFLOPS", "NVIDIA H200 product brief, SXM",
+                      "NVIDIA H200"),
     "cpu": Datasheet("CPU", "16GiB", "20GB/s", "100GFLOPS", "100GFLOPS", "50GFLOPS", "50GFLOPS",
                      "50GFLOPS", "placeholder for local CPU runs; profile instead"),
 }

@@ -15,6 +15,7 @@ from hydra import initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
 from ddlsim.errors import ConfigError
 from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, MODELS, TASKS, omegaconf_error_to_config_error
@@ -55,20 +56,32 @@ def _parallel(node: Any) -> ParallelConfig:
         raise error.under("parallel") from None
 
 
+def _compute(node: Any, device: Any) -> ComputeModel:
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(ComputeConfig), node)
+        return ComputeModel.from_config(OmegaConf.to_object(merged), device)
+    except OmegaConfBaseException as error:
+        raise omegaconf_error_to_config_error(error, "compute") from None
+    except ConfigError as error:
+        raise error.under("compute") from None
+
+
 def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None) -> Components:
     """Validate every config group and build its object; raises `ConfigError` naming the key."""
     root = _as_root(config)
     for group in GROUPS:
         if OmegaConf.is_missing(root, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
+    device = DEVICES.build(root.device)
     return Components(
         config=root,
         model=MODELS.build(root.model),
         parallel=_parallel(root.parallel),
-        device=DEVICES.build(root.device),
+        device=device,
         fabric=FABRICS.build(root.fabric),
         algorithm=ALGORITHMS.build(root.collective),
         task=TASKS.build(root.task),
+        compute=_compute(root.compute, device),
     )
 
 

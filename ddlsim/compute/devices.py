@@ -3,6 +3,11 @@
 Known devices come with vendor datasheet numbers (dense, no sparsity); any field given in the
 config overrides the datasheet. A new device is a YAML file in ``configs/device/`` that starts
 from the closest known one (``defaults: [a100_80gb]``) and overrides its figures and label.
+
+`profile_name` is the name measured profiles of the device are stored under: what
+``torch.cuda.get_device_name()`` reports on it (``NVIDIA H100 80GB HBM3``), or, for the ``cpu``
+entry, this machine's CPU model and thread count, so a CPU profile taken elsewhere never stands
+in for this machine's.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim import units
+from ddlsim.compute.identity import local_cpu_name
 from ddlsim.datasheets import DATASHEETS
 from ddlsim.errors import ConfigError
 from ddlsim.registry import DEVICES
@@ -29,6 +35,7 @@ class DeviceConfig:
     peak_fp16: str = ""
     peak_bf16: str = ""
     peak_fp8: str = ""
+    profile_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class DeviceSpec:
     memory_bytes: int
     memory_bandwidth_bps: float
     peak_flop_per_s: dict[Precision, float]
+    profile_name: str = ""
 
     def peak(self, precision: Precision | str) -> float:
         return self.peak_flop_per_s[Precision(precision)]
@@ -65,6 +73,7 @@ class DeviceSpec:
             memory_bandwidth_bps=units.parse_bandwidth_bps(config.memory_bandwidth or sheet.memory_bandwidth,
                                                            "memory_bandwidth"),
             peak_flop_per_s=peaks,
+            profile_name=config.profile_name or sheet.profile_name or local_cpu_name(),
         )
 
 

@@ -21,6 +21,7 @@ class Components:
     fabric: Any
     algorithm: Any
     task: Any
+    compute: Any = None  # a ddlsim.compute ComputeModel for `device`
 
 
 @dataclass

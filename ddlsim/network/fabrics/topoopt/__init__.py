@@ -1,0 +1,6 @@
+"""TopoOpt (NSDI'23): a direct-connect optical fabric co-designed with its training job.
+
+`permutations`, `coin_change`, `mp_topology` and `topology_finder` hold the paper's algorithms
+(TotientPerms, SelectPermutations, CoinChangeMod, Blossom MP matchings, TopologyFinder);
+`topology` routes traffic over the resulting links with host-based forwarding.
+"""

@@ -1,0 +1,139 @@
+"""One GPU's DLRM shard: torchrec embedding bags with exactly its shards, both MLPs and the
+dot interaction, fed by a data loader of random `KeyedJaggedTensor` batches.
+
+The data loader is RAMP's custom loader (Sec. 7.2.2): it generates, for this shard only, the
+sparse features of the whole global batch (``local_batch x world`` samples, `pooling`
+indices each), plus the dense features and labels of this GPU's `local_batch` samples, so no
+input all-to-all is needed.
+
+Between the embedding lookup and the interaction, a real job runs the pooled-embedding
+all-to-all. Here the pooled output (``local_batch x world x local_tables x shard_dim`` values)
+is reshaped into the interaction input (``local_batch x features x embedding_dim`` values):
+both hold the same number of elements when the shards are balanced, so the reshape moves
+exactly the data the all-to-all would (if they differ, the values are truncated or tiled),
+and gradients flow back into the embedding bags as they would after the backward all-to-all.
+
+Optimizer: the embeddings use torchrec's fused sparse SGD (`FusedEmbeddingBagCollection`, an
+fbgemm kernel that updates only the looked-up rows inside backward); it builds on CPU with
+``fbgemm-gpu-cpu`` and on CUDA with the GPU build. Where it cannot be built (the meta device),
+a plain `EmbeddingBagCollection` is used and the returned optimizer covers its weights too. The
+MLPs use dense SGD. Tables are stored in fp16 (bf16) when the signature's precision is 16-bit.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torchrec import EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor
+from torchrec.modules.embedding_configs import DataType
+
+from ddlsim.types import Precision, ShardSignature
+from ddlsim.workload.dlrm_arch import DlrmShard
+from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
+
+LEARNING_RATE = 0.01
+_TABLE_DTYPE = {Precision.FP16: DataType.FP16, Precision.BF16: DataType.BF16}
+
+
+def _mlp(dims: list[int], device: torch.device, last_relu: bool) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for index, (i, o) in enumerate(zip(dims, dims[1:])):
+        layers.append(nn.Linear(i, o, device=device))
+        if index < len(dims) - 2 or last_relu:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def _embedding_bags(shard: DlrmShard, precision: Precision, device: torch.device) -> tuple[nn.Module, bool]:
+    """(module, fused): torchrec's fused-SGD collection where it builds, else the plain one."""
+    tables = [EmbeddingBagConfig(name=f"shard{i}", embedding_dim=shard.shard_dim, num_embeddings=shard.shard_rows,
+                                 feature_names=[f"feature{i}"], data_type=_TABLE_DTYPE.get(precision, DataType.FP32))
+              for i in range(shard.local_tables)]
+    if device.type != "meta":
+        try:
+            from torchrec.modules.fused_embedding_modules import FusedEmbeddingBagCollection
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fused = FusedEmbeddingBagCollection(tables=tables, optimizer_type=torch.optim.SGD,
+                                                    optimizer_kwargs={"lr": LEARNING_RATE}, device=device)
+            return fused, True
+        except Exception as error:  # noqa: BLE001  (fbgemm raises several types when a kernel is missing)
+            warnings.warn(f"torchrec's fused embedding bags are unavailable on {device} ({error}); using "
+                          "EmbeddingBagCollection with a dense SGD step instead", stacklevel=3)
+    return EmbeddingBagCollection(tables=tables, device=device), False
+
+
+class DlrmShardModule(nn.Module):
+    """This GPU's embedding shards, the replicated MLPs and the dot interaction."""
+
+    def __init__(self, shard: DlrmShard, precision: Precision, device: torch.device) -> None:
+        super().__init__()
+        self.shard = shard
+        model = shard.model
+        self.embedding_bags, self.fused_embeddings = _embedding_bags(shard, precision, device)
+        self.bottom_mlp = _mlp(model.bottom_dims(), device, last_relu=True)
+        self.top_mlp = _mlp(model.top_dims(), device, last_relu=False)
+        rows, cols = torch.tril_indices(model.num_tables + 1, model.num_tables + 1, offset=-1)
+        self.register_buffer("pair_rows", rows.to(device), persistent=False)
+        self.register_buffer("pair_cols", cols.to(device), persistent=False)
+
+    def exchanged_embeddings(self, pooled: torch.Tensor, local_batch: int) -> torch.Tensor:
+        """Stand-in for the pooled-embedding all-to-all: same element count, reshaped."""
+        model = self.shard.model
+        needed = local_batch * model.num_tables * model.embedding_dim
+        flat = pooled.reshape(-1)
+        if flat.numel() < needed:
+            flat = flat.repeat(math.ceil(needed / flat.numel()))
+        return flat[:needed].view(local_batch, model.num_tables, model.embedding_dim)
+
+    def forward(self, dense: torch.Tensor, sparse: KeyedJaggedTensor,
+                labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        local_batch = dense.shape[0]
+        bottom = self.bottom_mlp(dense)
+        pooled = self.embedding_bags(sparse).values()
+        embeddings = self.exchanged_embeddings(pooled, local_batch).to(bottom.dtype)
+        vectors = torch.cat([bottom.unsqueeze(1), embeddings], dim=1)
+        dots = torch.bmm(vectors, vectors.transpose(1, 2))[:, self.pair_rows, self.pair_cols]
+        logits = self.top_mlp(torch.cat([bottom, dots], dim=1)).squeeze(1)
+        return logits, labels
+
+
+def random_sparse_batch(shard: DlrmShard, local_batch: int, device: torch.device) -> KeyedJaggedTensor:
+    """Sparse features of the whole global batch for this shard's tables (`pooling` ids each)."""
+    samples = shard.lookup_samples(local_batch)
+    pooling = shard.model.pooling
+    lengths = torch.full((shard.local_tables * samples,), pooling, dtype=torch.int32, device=device)
+    values = torch.randint(0, shard.shard_rows, (shard.local_tables * samples * pooling,), device=device)
+    return KeyedJaggedTensor.from_lengths_sync(keys=[f"feature{i}" for i in range(shard.local_tables)],
+                                               values=values, lengths=lengths)
+
+
+@register_equivalent("dlrm_shard")
+def build_dlrm_shard(signature: ShardSignature, device: torch.device) -> EquivalentShard:
+    shard = DlrmShard.from_signature_shape(signature.shape_dict)
+    module = DlrmShardModule(shard, signature.precision, device)
+    batch = signature.local_batch
+
+    def make_batch() -> tuple:
+        dense = torch.randn(batch, shard.model.dense_features, device=device)
+        labels = torch.randint(0, 2, (batch,), device=device).float()
+        return dense, random_sparse_batch(shard, batch, device), labels
+
+    fused_ids = {id(p) for p in module.embedding_bags.parameters()} if module.fused_embeddings else set()
+
+    def make_optimizer(params) -> torch.optim.Optimizer:
+        return torch.optim.SGD([p for p in params if id(p) not in fused_ids], lr=LEARNING_RATE)
+
+    return EquivalentShard(
+        module=module,
+        make_batch=make_batch,
+        loss=lambda out: F.binary_cross_entropy_with_logits(out[0].float(), out[1]),
+        make_optimizer=make_optimizer,
+        precision=signature.precision,
+        checkpointing=False,
+    )

@@ -65,6 +65,20 @@ def decode_signature(row: Mapping[str, str]) -> ShardSignature:
                           precision=Precision(row["precision"]), checkpointing=row["checkpointing"] == "true")
 
 
+def parse_signature_key(key: str) -> ShardSignature:
+    """The inverse of `ShardSignature.key()`: ``kind|a=1,b=2|b=8|fp16|ckpt``."""
+    parts = key.split("|")
+    if len(parts) != 5 or not parts[2].startswith("b=") or parts[4] not in ("ckpt", "nockpt"):
+        raise ConfigError("signature", key, "must read kind|name=value,...|b=<local batch>|<precision>|ckpt or nockpt")
+    try:
+        shape = tuple((name, int(value)) for name, _, value in
+                      (item.partition("=") for item in filter(None, parts[1].split(","))))
+        return ShardSignature(model_kind=parts[0], shape=shape, local_batch=int(parts[2][2:]),
+                              precision=Precision(parts[3]), checkpointing=parts[4] == "ckpt")
+    except ValueError as error:
+        raise ConfigError("signature", key, f"does not parse: {error}") from None
+
+
 def format_number(value: float | int | None) -> str:
     """Shortest exact text for a number (repr of a float round-trips); empty for None."""
     if value is None:

@@ -49,6 +49,9 @@ class ProfileSettings:
             raise ConfigError("warmup", self.warmup, "must be >= 0")
 
 
+DEFAULT_SETTINGS = ProfileSettings()
+
+
 @dataclass(frozen=True)
 class PhaseMeasurement:
     phase: Phase
@@ -183,7 +186,7 @@ def _has_aten_parent(event: Any) -> bool:
     return False
 
 
-def profile_shard(shard: Any, identity: DeviceIdentity, settings: ProfileSettings = ProfileSettings(),
+def profile_shard(shard: Any, identity: DeviceIdentity, settings: ProfileSettings = DEFAULT_SETTINGS,
                   progress: Callable[[int], None] | None = None) -> ShardMeasurement:
     """Warm up, count work once, then profile `settings.iterations` iterations of `shard`.
 

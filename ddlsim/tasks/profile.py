@@ -1,0 +1,175 @@
+"""`task=profile` measures a workload's equivalent shards; `task=compute_times` prices its compute tasks.
+
+``ddlsim-profile [overrides]`` is ``ddlsim task=profile [overrides]``; ``--force`` stands for
+``task.replace=true``. For example, on a machine with a GPU::
+
+    ddlsim-profile model=megatron model.target_loss=2.5          # every shard of that plan
+    ddlsim-profile -m model.target_loss=3.0,2.5,2.0              # one plan per target loss
+
+Rows land in ``profiles/<device>/<model_kind>.csv`` for the device that ran them; every later
+simulation with that device (``device=h100_sxm``, or ``device=cpu`` for this machine's CPU)
+uses them through the `compute` group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ddlsim import units
+from ddlsim.compute.identity import local_identity
+from ddlsim.compute.model import SHIPPED_PROFILES
+from ddlsim.compute.profile_file import parse_signature_key
+from ddlsim.compute.profiler import ProfileSettings
+from ddlsim.compute.profiling import ProfileJob, jobs_from_workload, profile_jobs
+from ddlsim.errors import ConfigError
+from ddlsim.registry import TASKS
+from ddlsim.report.table import format_table
+from ddlsim.tasks.base import Components, Row, TaskResult
+
+
+@dataclass
+class ProfileTaskConfig:
+    """Which shards to measure (the workload's, or `signatures`), how long, and where to write."""
+
+    name: str = "profile"
+    iterations: int = 20
+    warmup: int = 3
+    torch_device: str = "auto"
+    cpu_threads: int = 0
+    output_dir: str = ""
+    replace: bool = False
+    signatures: list[str] = field(default_factory=list)
+    local_batches: list[int] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    progress: bool = True
+
+
+def _ratio(counted: float, expected: float | None) -> float | None:
+    return counted / expected if expected else None
+
+
+@TASKS.register("profile", ProfileTaskConfig)
+@dataclass(frozen=True)
+class ProfileTask:
+    """Measure equivalent shards with torch.profiler and write profiles/<device>/<kind>.csv."""
+
+    settings: ProfileSettings
+    torch_device: str
+    cpu_threads: int
+    output_dir: Path
+    replace: bool
+    signatures: tuple[str, ...]
+    local_batches: tuple[int, ...]
+    kinds: tuple[str, ...]
+    progress: bool
+
+    @classmethod
+    def from_config(cls, config: ProfileTaskConfig) -> ProfileTask:
+        settings = ProfileSettings(iterations=config.iterations, warmup=config.warmup)
+        if config.cpu_threads < 0:
+            raise ConfigError("cpu_threads", config.cpu_threads, "must be >= 1, or 0 to keep torch's thread count")
+        for batch in config.local_batches:
+            if batch < 1:
+                raise ConfigError("local_batches", batch, "every local batch must be >= 1")
+        for key in config.signatures:
+            parse_signature_key(key)
+        output_dir = Path(config.output_dir).expanduser() if config.output_dir else SHIPPED_PROFILES
+        return cls(settings, config.torch_device, config.cpu_threads, output_dir, config.replace,
+                   tuple(config.signatures), tuple(config.local_batches), tuple(config.kinds), config.progress)
+
+    def jobs(self, components: Components) -> list[ProfileJob]:
+        if self.signatures:
+            jobs = [ProfileJob(parse_signature_key(key)) for key in self.signatures]
+        else:
+            workload = components.model.build_workload(components.parallel, components.device.memory_bytes)
+            jobs = jobs_from_workload(workload)
+        if self.kinds:
+            jobs = [job for job in jobs if job.signature.model_kind in self.kinds]
+        if self.local_batches:  # other batches than the plan's: the plan's FLOP figures no longer apply
+            jobs = [ProfileJob(dataclasses.replace(job.signature, local_batch=batch))
+                    for job in jobs for batch in self.local_batches]
+        return list({job.signature: job for job in jobs}.values())
+
+    def run(self, components: Components) -> TaskResult:
+        if self.cpu_threads:  # the thread count is part of a CPU's profile name
+            import torch
+
+            torch.set_num_threads(self.cpu_threads)
+        identity = local_identity(self.torch_device)
+        results = profile_jobs(self.jobs(components), identity, self.output_dir, settings=self.settings,
+                               replace=self.replace, progress=self.progress)
+        rows: list[Row] = []
+        for result in results:
+            base = {"signature_key": result.job.signature.key(), "device": identity.name, "status": result.status,
+                    "profile_path": str(result.path)}
+            if result.measurement is None:
+                rows.append({**base, "phase": "", "time_s": None, "kernels": None, "achieved_flop_per_s": None,
+                             "counted_flop": None, "task_flop": None, "flop_ratio": None})
+                continue
+            for phase in result.measurement.phases:
+                task_flop = result.job.figures.get(phase.phase, (None, None))[0]
+                rows.append({**base, "phase": phase.phase.value, "time_s": phase.time_s, "kernels": phase.kernels,
+                             "achieved_flop_per_s": phase.achieved_flop_per_s, "counted_flop": phase.counted_flop,
+                             "task_flop": task_flop, "flop_ratio": _ratio(phase.counted_flop, task_flop)})
+        summary = format_table(rows, {
+            "signature_key": str, "phase": str, "status": str,
+            "time_s": lambda v: "" if v is None else units.format_time_s(v),
+            "kernels": lambda v: "" if v is None else str(v),
+            "achieved_flop_per_s": lambda v: "" if v is None else units.format_flop_per_s(v),
+            "flop_ratio": lambda v: "" if v is None else f"{v:.3f}",
+        })
+        note = (f"\nprofiles of {identity.name!r} in {self.output_dir}"
+                + ("" if identity.name == components.device.profile_name else
+                   f"\n(the configured device={components.device.name} reads profiles of "
+                   f"{components.device.profile_name!r}; simulate on this machine's device to use these)"))
+        return TaskResult(rows=rows, summary=summary + note)
+
+
+@dataclass
+class ComputeTimesTaskConfig:
+    name: str = "compute_times"
+
+
+@TASKS.register("compute_times", ComputeTimesTaskConfig)
+@dataclass(frozen=True)
+class ComputeTimesTask:
+    """Price every compute task of the workload on the device: time, source (measured/scaled/roofline)."""
+
+    @classmethod
+    def from_config(cls, config: ComputeTimesTaskConfig) -> ComputeTimesTask:
+        del config
+        return cls()
+
+    def run(self, components: Components) -> TaskResult:
+        workload = components.model.build_workload(components.parallel, components.device.memory_bytes)
+        rows: list[Row] = []
+        for block in workload.blocks:
+            for task in block.tasks:
+                if not hasattr(task, "flop"):
+                    continue  # a collective call
+                estimate = components.compute.estimate(task)
+                rows.append({
+                    "block": block.name, "task": task.name, "phase": task.phase.value,
+                    "signature_key": task.signature.key(), "count": task.count, "repeat": block.repeat,
+                    "flop": task.flop, "memory_bytes": task.memory_bytes, "time_s": estimate.time_s,
+                    "total_time_s": estimate.time_s * task.count * block.repeat,
+                    "compute_source": estimate.source.value, "compute_device": estimate.device,
+                })
+        summary = format_table(rows, {"block": str, "task": str, "phase": str, "count": str, "repeat": str,
+                                      "time_s": units.format_time_s, "total_time_s": units.format_time_s,
+                                      "compute_source": str})
+        return TaskResult(rows=rows, summary=summary)
+
+
+def main() -> None:
+    """`ddlsim-profile`: `ddlsim task=profile` plus ``--force`` for ``task.replace=true``."""
+    from ddlsim.cli import main as ddlsim_main
+
+    args = ["task.replace=true" if arg == "--force" else arg for arg in sys.argv[1:]]
+    if not any(arg.startswith("task=") for arg in args):
+        args.insert(0, "task=profile")
+    sys.argv = [sys.argv[0], *args]
+    ddlsim_main()

@@ -1,0 +1,65 @@
+"""Profiling the workload's real Megatron shard on CPU, then simulating with the profile.
+
+The issue's acceptance checks: profiling a small Megatron shard writes a profile file; the
+simulation then reports compute_source=measured for it and roofline for a shape never profiled;
+measured forward time grows with the local batch.
+"""
+
+import pytest
+
+import ddlsim
+from ddlsim.compute.identity import local_identity
+from ddlsim.compute.profile_file import parse_signature_key, read_rows
+from ddlsim.types import ComputeSource, ComputeTask, Phase
+
+pytest.importorskip("ddlsim.workload.equivalent.megatron_layer")
+
+SHAPE = "d_model=64,heads=2,seq_len=32,tp=1"
+
+
+def key(batch: int, shape: str = SHAPE) -> str:
+    return f"megatron_layer|{shape}|b={batch}|fp16|ckpt"
+
+
+def profile(tmp_path, *keys, extra=()):
+    signatures = "[" + ",".join(f'"{k}"' for k in keys) + "]"
+    return ddlsim.run(["task=profile", f"task.signatures={signatures}", f"task.output_dir={tmp_path}",
+                       "task.iterations=3", "task.warmup=1", "task.progress=false", *extra])
+
+
+def test_profile_writes_a_file_and_the_simulation_reads_it(tmp_path, one_thread):
+    result = profile(tmp_path, key(2))
+    identity = local_identity("cpu")
+    files = list(tmp_path.glob("*/megatron-layer.csv"))
+    assert [path.parent.name for path in files] == [identity.slug]
+    rows = read_rows(files[0])
+    assert [row["phase"] for row in rows] == ["forward", "recompute", "backward", "optimizer"]
+    assert all(row["device"] == identity.name and float(row["time_s"]) > 0 for row in rows)
+    assert {row["status"] for row in result.rows} == {"profiled"}
+
+    components = ddlsim.build_components(["device=cpu", f"device.profile_name='{identity.name}'",
+                                          f"compute.profile_dirs=[{tmp_path}]", "compute.shipped_profiles=false"])
+    profiled = parse_signature_key(key(2))
+    measured = components.compute.estimate(ComputeTask("layer_forward", Phase.FORWARD, profiled, flop=1e6))
+    assert measured.source is ComputeSource.MEASURED and measured.device == identity.name
+    assert measured.time_s == float(rows[0]["time_s"])
+    never = parse_signature_key(key(2, "d_model=4096,heads=32,seq_len=2048,tp=1"))
+    unseen = components.compute.estimate(ComputeTask("layer_forward", Phase.FORWARD, never, flop=1e15))
+    assert unseen.source is ComputeSource.ROOFLINE
+
+
+def test_rows_are_replaced_only_when_asked(tmp_path, one_thread):
+    profile(tmp_path, key(1))
+    path = next(tmp_path.glob("*/megatron-layer.csv"))
+    before = path.read_bytes()
+    again = profile(tmp_path, key(1))
+    assert {row["status"] for row in again.rows} == {"kept"} and path.read_bytes() == before
+    forced = profile(tmp_path, key(1), extra=["task.replace=true"])
+    assert {row["status"] for row in forced.rows} == {"profiled"}
+    assert len(read_rows(path)) == 4
+
+
+def test_forward_time_grows_with_the_local_batch(tmp_path, one_thread):
+    result = profile(tmp_path, key(1), key(16))
+    forward = {row["signature_key"]: row["time_s"] for row in result.rows if row["phase"] == "forward"}
+    assert forward[key(16)] > forward[key(1)]

@@ -121,8 +121,8 @@ class DirectTopology:
                 f"ring topology (no MP degree) at this scale")
 
     @cached_property
-    def distance(self) -> np.ndarray:
-        """distance[s, t]: fewest links from s to t (breadth-first search from every server)."""
+    def reachable_distance(self) -> np.ndarray:
+        """distance[s, t]: fewest links from s to t, -1 where t cannot be reached from s."""
         if self.circulant_rules is not None:
             n = self.num_nodes
             offsets = (np.arange(n)[None, :] - np.arange(n)[:, None]) % n
@@ -145,6 +145,12 @@ class DirectTopology:
             reached &= dist < 0
             dist[reached] = level
             frontier = reached
+        return dist
+
+    @property
+    def distance(self) -> np.ndarray:
+        """Breadth-first hop counts between all servers; InfeasibleError if some pair is cut off."""
+        dist = self.reachable_distance
         if (dist < 0).any():
             s, t = (int(x) for x in np.argwhere(dist < 0)[0])
             raise InfeasibleError(f"the direct-connect topology is not connected: no path from server {s} to {t}")
@@ -219,9 +225,11 @@ class DirectTopology:
                     targets: np.ndarray) -> np.ndarray:
         """ECMP loads of the transfers towards `targets` (column = index into targets)."""
         n = self.num_nodes
+        if (self.reachable_distance[src, targets[column]] < 0).any():
+            _ = self.distance  # raises, naming an unreachable pair
         pending = np.zeros((n, targets.size))
         np.add.at(pending, (src, column), size)
-        to_target = self.distance[:, targets]                                # [node, target]
+        to_target = self.reachable_distance[:, targets]                      # [node, target]
         downhill = to_target[self.link_dst] == to_target[self.link_src] - 1  # [link, target]
         next_hops = np.zeros((n, targets.size))
         np.add.at(next_hops, self.link_src, downhill.astype(float))

@@ -9,6 +9,7 @@ reads each CSV once, and a file re-written by the profiler is read again.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import os
@@ -53,6 +54,7 @@ class ProfileStore:
         self.files: list[Path] = []
         self._exact: dict[tuple[str, str], ProfileRow] = {}
         self._by_kind: dict[KindKey, list[ProfileRow]] = defaultdict(list)
+        self._sorted: dict[KindKey, tuple[list[float], list[ProfileRow]]] = {}
         for directory in self.directories:
             device_dir = directory / device_slug(device_name)
             if device_dir.is_dir():
@@ -81,9 +83,24 @@ class ProfileStore:
         """The measured row of the same kind, phase, precision and checkpointing whose work is
         closest to (`flop`, `memory_bytes`) on a log scale; ties go to the smaller signature key."""
         size = work_size(flop, memory_bytes)
-        candidates = [row for row in self._by_kind.get(_kind_key(signature, Phase(phase)), ())
-                      if work_size(row.flop, row.memory_bytes) > 0]
-        if size <= 0 or not candidates:
+        if size <= 0:
             return None
-        return min(candidates, key=lambda row: (abs(math.log(work_size(row.flop, row.memory_bytes) / size)),
-                                                row.signature.key()))
+        logs, rows = self._sorted_rows(_kind_key(signature, Phase(phase)))
+        if not rows:
+            return None
+        target = math.log(size)
+        index = bisect.bisect_left(logs, target)
+        best = min(abs(logs[i] - target) for i in (index - 1, index) if 0 <= i < len(logs))
+        # Every row at that distance sits at one or two runs of equal sizes around `index`.
+        low = bisect.bisect_left(logs, target - best - 1e-12)
+        high = bisect.bisect_right(logs, target + best + 1e-12)
+        return min((rows[i] for i in range(low, high) if abs(abs(logs[i] - target) - best) <= 1e-12),
+                   key=lambda row: row.signature.key())
+
+    def _sorted_rows(self, kind: KindKey) -> tuple[list[float], list[ProfileRow]]:
+        index = self._sorted.get(kind)
+        if index is None:
+            rows = sorted((row for row in self._by_kind.get(kind, ()) if work_size(row.flop, row.memory_bytes) > 0),
+                          key=lambda row: (work_size(row.flop, row.memory_bytes), row.signature.key()))
+            index = self._sorted[kind] = ([math.log(work_size(row.flop, row.memory_bytes)) for row in rows], rows)
+        return index

@@ -55,3 +55,11 @@ def test_file_is_parsed_once_and_again_after_a_rewrite(tmp_path):
     write_profile(tmp_path, DEVICE, layer(64), "forward", 5e-3, 1e9)
     os.utime(path, ns=(1, 1))  # make sure the modification time changes even on coarse clocks
     assert ProfileStore([tmp_path], DEVICE).exact(layer(64), "forward").time_s == 5e-3
+
+
+def test_nearest_tie_goes_to_the_smaller_key(tmp_path):
+    write_profile(tmp_path, DEVICE, layer(64, batch=8), "forward", 1e-3, 1e9)
+    write_profile(tmp_path, DEVICE, layer(256, batch=1), "forward", 4e-3, 4e9)
+    store = ProfileStore([tmp_path], DEVICE)
+    keys = sorted([layer(64, batch=8).key(), layer(256, batch=1).key()])
+    assert store.nearest(layer(128), "forward", 2e9, 0).signature.key() == keys[0]

@@ -13,6 +13,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException, MissingConfigException
+from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
@@ -21,9 +22,17 @@ from ddlsim.errors import DdlsimError
 from ddlsim.registry import omegaconf_error_to_config_error
 from ddlsim.report.results import write_results
 from ddlsim.runner import run
+from ddlsim.sweep import job_finished, mark_job_finished
 
 
 def _job(config: DictConfig) -> None:
+    hydra_config = HydraConfig.get()
+    output_dir = Path(hydra_config.runtime.output_dir)
+    overrides = list(hydra_config.overrides.task)
+    in_sweep = hydra_config.mode == RunMode.MULTIRUN
+    if in_sweep and config.output.resume and job_finished(output_dir, overrides):
+        print(f"ddlsim: job {output_dir.name} already finished, skipped: {' '.join(overrides)}")
+        return
     try:
         result = run(config)
     except DdlsimError as error:
@@ -32,9 +41,11 @@ def _job(config: DictConfig) -> None:
         # Exiting here, rather than raising, keeps Hydra from adding its own multi-line report.
         print(f"ddlsim: error: {describe_error(error)}", file=sys.stderr)
         sys.exit(2)
-    output_dir = Path(HydraConfig.get().runtime.output_dir)
-    written = write_results(result.frame(), output_dir, csv=config.output.csv, parquet=config.output.parquet)
-    if config.output.summary:
+    frame = result.frame()
+    written = write_results(frame, output_dir, csv=config.output.csv, parquet=config.output.parquet)
+    if in_sweep:
+        mark_job_finished(output_dir, overrides, rows=len(frame))
+    elif config.output.summary:
         print(result.summary)
         for path in written:
             print(f"wrote {path}")

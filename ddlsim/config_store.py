@@ -18,6 +18,8 @@ from omegaconf import MISSING
 from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.registry import ALL_REGISTRIES
+from ddlsim.report.settings import ReportSettings
+from ddlsim.training.settings import TrainingConfig
 from ddlsim.workload.parallel import ParallelConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -31,6 +33,7 @@ class OutputConfig:
     csv: bool = True
     parquet: bool = True
     summary: bool = True
+    resume: bool = True  # in a sweep, skip jobs whose rows are already in their directory
 
 
 @dataclass
@@ -42,11 +45,13 @@ class RootConfig:
     fabric: Any = MISSING
     collective: Any = MISSING
     task: Any = MISSING
+    training: Any = MISSING
     seed: int = 0
     output: OutputConfig = field(default_factory=OutputConfig)
+    report: ReportSettings = field(default_factory=ReportSettings)
 
 
-GROUPS: tuple[str, ...] = ("model", "parallel", "device", "compute", "fabric", "collective", "task")
+GROUPS: tuple[str, ...] = ("model", "parallel", "device", "compute", "fabric", "collective", "task", "training")
 
 _registered = False
 
@@ -61,6 +66,7 @@ def register_configs() -> None:
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")
     store.store(group="parallel", name="auto", node=ParallelConfig, provider="ddlsim")
     store.store(group="compute", name="default", node=ComputeConfig, provider="ddlsim")
+    store.store(group="training", name="default", node=TrainingConfig, provider="ddlsim")
     for registry in ALL_REGISTRIES:
         for entry in registry:
             store.store(group=registry.group, name=entry.name, node=entry.schema(name=entry.name),

@@ -20,6 +20,7 @@ from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
 from ddlsim.errors import ConfigError
 from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, MODELS, TASKS, omegaconf_error_to_config_error
 from ddlsim.tasks.base import Components, TaskResult
+from ddlsim.training.settings import training_settings
 from ddlsim.workload.parallel import ParallelConfig
 
 
@@ -73,6 +74,7 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
         if OmegaConf.is_missing(root, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
     device = DEVICES.build(root.device)
+    training_settings(root.training)  # validated here; the train task reads it from `config`
     return Components(
         config=root,
         model=MODELS.build(root.model),

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.registry import omegaconf_error_to_config_error
 
 
 class Overlap(StrEnum):
@@ -65,3 +70,14 @@ class TrainingSettings:
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
                    schedule=config.schedule)
+
+
+def training_settings(node: Any) -> TrainingSettings:
+    """Parse the `training` config section (a mapping or config node); errors name ``training.<key>``."""
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(TrainingConfig), node if node is not None else {})
+        return TrainingSettings.from_config(OmegaConf.to_object(merged))
+    except OmegaConfBaseException as error:
+        raise omegaconf_error_to_config_error(error, "training") from None
+    except ConfigError as error:
+        raise error.under("training") from None

@@ -1,0 +1,65 @@
+"""`ddlsim-report PATH`: gather a sweep's rows into one CSV and Parquet file and draw its figures.
+
+    ddlsim-report multirun/2026-01-01/12-00-00                 # a sweep directory
+    ddlsim-report outputs/2026-01-01/12-00-00/results.csv     # one run's rows
+    ddlsim-report SWEEP --reference ramp_megatron --baseline ramp --out report/
+
+PATH may be a sweep directory (its jobs are gathered afresh, so an interrupted sweep reports
+what finished), a run directory or a results file. Files go to --out (default: PATH's
+directory): results.csv, results.parquet, side_by_side.csv and figures/*.png|pdf.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ddlsim.report.figures import KINDS
+from ddlsim.report.gather import load_results
+from ddlsim.report.make import make_report
+from ddlsim.report.reference import REFERENCES
+from ddlsim.report.settings import ReportSettings
+
+
+def parser() -> argparse.ArgumentParser:
+    command = argparse.ArgumentParser(prog="ddlsim-report", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("path", type=Path, help="a sweep directory, a run directory, or a results .csv/.parquet")
+    command.add_argument("--out", type=Path, default=None, help="where to write (default: PATH's directory)")
+    command.add_argument("--figures", nargs="+", default=["auto"], choices=["auto", *KINDS],
+                         help="figure kinds to draw (default: chosen from the columns)")
+    command.add_argument("--reference", default="", choices=["", *sorted(REFERENCES)],
+                         help="print a side-by-side table with this paper experiment")
+    command.add_argument("--baseline", default="", help="fabric that speed-ups are relative to (default: ramp)")
+    command.add_argument("--x", default="auto", help="x column of training figures (default: what varies)")
+    command.add_argument("--no-plots", action="store_true", help="write tables only")
+    return command
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        frame = load_results(args.path)
+    except FileNotFoundError as error:
+        print(f"ddlsim-report: error: {error}", file=sys.stderr)
+        return 2
+    out = args.out or (args.path if args.path.is_dir() else args.path.parent)
+    settings = ReportSettings(figures=args.figures, reference=args.reference, baseline=args.baseline, x=args.x,
+                              plots=not args.no_plots)
+    # A results file given directly is not rewritten in place.
+    write_tables = args.path.is_dir() or args.out is not None
+    try:
+        report = make_report(frame, out, settings, write_tables=write_tables)
+    except (KeyError, ValueError) as error:
+        print(f"ddlsim-report: error: {error}", file=sys.stderr)
+        return 2
+    print(report.text)
+    for path in report.paths:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Training figures (RAMP Figs. 16 and 17): time per fabric, communication share, speed-up.
+
+- ``training_time``: time to accuracy (or iteration time when the rows have no step count)
+  against the x column, one line per fabric, log scale;
+- ``comm_share``: exposed communication as a share of the iteration, grouped bars;
+- ``speedup``: each fabric's time divided by the baseline fabric's, grouped bars, labelled.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ddlsim.report.columns import disambiguate, pick_x, series_labels, x_label
+from ddlsim.report.style import legend_outside, save_figure, series_styles, time_unit
+
+
+def training_table(frame: pd.DataFrame, x: str = "auto") -> tuple[pd.DataFrame, str, str]:
+    """Rows that completed, with ``series`` and ``x`` columns; also the x column and time column."""
+    table = frame.copy()
+    if "status" in table:
+        table = table[table["status"].fillna("ok") == "ok"]
+    table = table[table["iteration_time_s"].notna()]
+    table["series"] = series_labels(table)
+    x_column = pick_x(table, x)
+    table["x"] = table[x_column]
+    for extra in ("overlap", "algorithm", "device"):
+        if extra in table and table.duplicated(["series", "x"]).any() and table[extra].nunique() > 1:
+            table["series"] = table["series"] + " " + table[extra].astype(str)
+    table["series"] = disambiguate(table, ["x"])
+    finite = "time_to_accuracy_s" in table and table["time_to_accuracy_s"].notna().all() and len(table)
+    return table, x_column, "time_to_accuracy_s" if finite else "iteration_time_s"
+
+
+def _x_positions(table: pd.DataFrame, x_column: str) -> tuple[list, dict]:
+    values = sorted(table["x"].dropna().unique(), reverse=x_column == "model_target_loss")
+    return values, {value: index for index, value in enumerate(values)}
+
+
+def _tick_label(value: object) -> str:
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float | np.floating) else str(value)
+
+
+def plot_training_time(table: pd.DataFrame, x_column: str, time_column: str, directory: Path) -> list[Path]:
+    values, position = _x_positions(table, x_column)
+    unit, scale = time_unit(table[time_column])
+    styles = series_styles(table["series"])
+    figure, axis = plt.subplots(figsize=(8, 4.5))
+    for label, rows in table.groupby("series", sort=False):
+        rows = rows.sort_values("x", key=lambda column: column.map(position))
+        axis.plot(rows["x"].map(position), rows[time_column] / scale, label=label, linewidth=1.5, markersize=6,
+                  **styles[label])
+    axis.set_xticks(range(len(values)), [_tick_label(value) for value in values])
+    axis.set_yscale("log")
+    axis.set_xlabel(x_label(x_column))
+    what = "time to accuracy" if time_column == "time_to_accuracy_s" else "iteration time"
+    axis.set_ylabel(f"{what} ({unit})")
+    axis.grid(True, which="both", alpha=0.3)
+    legend_outside(axis, "fabric")
+    return save_figure(figure, directory, "training_time")
+
+
+def _grouped_bars(axis: plt.Axes, table: pd.DataFrame, value_column: str, labels: list[str], position: dict,
+                  styles: dict, annotate: bool = False) -> None:
+    width = 0.8 / max(len(labels), 1)
+    for offset, label in enumerate(labels):
+        rows = table[table["series"] == label]
+        xs = rows["x"].map(position).to_numpy(dtype=float) - 0.4 + width * (offset + 0.5)
+        bars = axis.bar(xs, rows[value_column], width=width, label=label, color=styles[label]["color"])
+        if annotate:
+            axis.bar_label(bars, labels=[f"{value:.3g}" for value in rows[value_column]], fontsize=6, rotation=90,
+                           padding=2)
+
+
+def plot_comm_share(table: pd.DataFrame, x_column: str, directory: Path) -> list[Path]:
+    values, position = _x_positions(table, x_column)
+    labels = list(dict.fromkeys(table["series"]))
+    table = table.assign(comm_percent=table["comm_fraction"] * 100.0)
+    figure, axis = plt.subplots(figsize=(max(8, 0.35 * len(values) * len(labels)), 4))
+    _grouped_bars(axis, table, "comm_percent", labels, position, series_styles(labels))
+    axis.set_xticks(range(len(values)), [_tick_label(value) for value in values])
+    axis.set_ylim(0, 100)
+    axis.set_xlabel(x_label(x_column))
+    axis.set_ylabel("exposed communication (% of iteration)")
+    axis.grid(True, axis="y", alpha=0.3)
+    legend_outside(axis, "fabric")
+    return save_figure(figure, directory, "comm_share")
+
+
+def speedup_table(table: pd.DataFrame, time_column: str, baseline: str) -> pd.DataFrame:
+    """Per x and fabric: that fabric's time divided by the baseline fabric's at the same x."""
+    base = table[table["series"] == baseline].set_index("x")[time_column]
+    others = table[table["series"] != baseline].copy()
+    others["speedup"] = others[time_column].to_numpy() / others["x"].map(base).to_numpy()
+    return others[others["speedup"].notna()]
+
+
+def choose_baseline(table: pd.DataFrame, requested: str = "") -> str:
+    labels = list(dict.fromkeys(table["series"]))
+    if requested and requested in labels:
+        return requested
+    for label in labels:
+        if label.startswith(requested or "ramp"):
+            return label
+    return labels[0]
+
+
+def plot_speedup(table: pd.DataFrame, x_column: str, time_column: str, baseline: str, directory: Path) -> list[Path]:
+    speedups = speedup_table(table, time_column, baseline)
+    if speedups.empty:
+        return []
+    values, position = _x_positions(table, x_column)
+    labels = list(dict.fromkeys(speedups["series"]))
+    figure, axis = plt.subplots(figsize=(max(8, 0.35 * len(values) * len(labels)), 4))
+    _grouped_bars(axis, speedups, "speedup", labels, position, series_styles(table["series"]), annotate=True)
+    axis.set_xticks(range(len(values)), [_tick_label(value) for value in values])
+    if speedups["speedup"].max() / max(speedups["speedup"].min(), 1e-12) > 20:
+        axis.set_yscale("log")
+    axis.axhline(1.0, color="black", linewidth=0.8)
+    axis.set_xlabel(x_label(x_column))
+    axis.set_ylabel(f"speed-up of {baseline} (x, time ratio)")
+    axis.grid(True, axis="y", alpha=0.3)
+    legend_outside(axis, f"{baseline} vs")
+    return save_figure(figure, directory, "speedup")
+
+
+def training_figures(frame: pd.DataFrame, directory: Path, *, x: str = "auto", baseline: str = "") -> list[Path]:
+    """Draw the three training figures; return the files written."""
+    table, x_column, time_column = training_table(frame, x)
+    if table.empty:
+        return []
+    paths = plot_training_time(table, x_column, time_column, directory)
+    paths += plot_comm_share(table, x_column, directory)
+    if table["series"].nunique() > 1:
+        paths += plot_speedup(table, x_column, time_column, choose_baseline(table, baseline), directory)
+    return paths

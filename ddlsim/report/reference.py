@@ -1,0 +1,123 @@
+"""Side-by-side tables: what a seed paper reports next to what ddlsim computed.
+
+The paper's numbers are quoted from its text (RAMP section 8, SiPAC section VI-B), with the
+place they come from; ours are computed from the result rows. A reference is chosen by name
+(``report.reference`` in an experiment config, or ``ddlsim-report --reference``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ddlsim.report.plots_training import choose_baseline, speedup_table, training_table
+from ddlsim.report.table import format_table
+
+
+@dataclass(frozen=True)
+class Comparison:
+    quantity: str
+    paper: str
+    ours: str
+    source: str
+
+
+def _span(values: pd.Series, scale: float = 1.0, suffix: str = "x") -> str:
+    values = pd.Series(values, dtype=float).dropna()
+    if values.empty:
+        return "n/a"
+    low, high = values.min() * scale, values.max() * scale
+    return f"{low:.3g}{suffix}" if math.isclose(low, high) else f"{low:.3g}-{high:.3g}{suffix}"
+
+
+def _is(label: str, *prefixes: str) -> bool:
+    return any(label.startswith(prefix) for prefix in prefixes)
+
+
+FAT_TREE = ("superpod", "fat_tree", "fattree")
+TOPOOPT = ("topoopt",)
+
+
+def _training_parts(frame: pd.DataFrame, x: str = "auto") -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    table, _, time_column = training_table(frame, x)
+    if table.empty:
+        return table, table, time_column
+    baseline = choose_baseline(table, "ramp")
+    speedups = speedup_table(table, time_column, baseline)
+    return table, speedups, time_column
+
+
+def ramp_megatron(frame: pd.DataFrame) -> list[Comparison]:
+    table, speedups, _ = _training_parts(frame)
+    if table.empty:
+        return []
+    paper_baselines = speedups[speedups["series"].map(lambda s: _is(s, *FAT_TREE, *TOPOOPT))]
+    ramp = table[table["series"].map(lambda s: _is(s, "ramp"))]
+    others = table[table["series"].map(lambda s: _is(s, *FAT_TREE, *TOPOOPT))]
+    dp_dominant = paper_baselines[paper_baselines["x"] >= 1.67] if "x" in paper_baselines else paper_baselines
+    # Training-time reduction if compute were twice as fast (no overlap: communication unchanged).
+    faster = table.assign(gain=table["iteration_time_s"] / (table["iteration_time_s"] - table["compute_time_s"] / 2))
+    share_ratio = others.assign(ratio=others["comm_fraction"] / others["x"].map(
+        ramp.set_index("x")["comm_fraction"]))
+    fig = "RAMP 8.1, Fig. 16"
+    return [
+        Comparison("RAMP speed-up over Fat-Tree and TopoOpt", "1.01-16.7x", _span(paper_baselines["speedup"]), fig),
+        Comparison("  where DP dominates (CE >= 1.67)", "1.01-5.2x", _span(dp_dominant["speedup"]), fig),
+        Comparison("RAMP speed-up over every other fabric", "-", _span(speedups["speedup"]), "extra fabrics"),
+        Comparison("RAMP communication share", "0.6-11%", _span(ramp["comm_fraction"], 100, "%"), fig),
+        Comparison("Fat-Tree and TopoOpt communication share", "23.8-94.6%",
+                   _span(others["comm_fraction"], 100, "%"), fig),
+        Comparison("their share / RAMP's share", "7.7-34x", _span(share_ratio["ratio"]), fig),
+        Comparison("2x faster compute: RAMP training-time reduction", "1.76-1.94x",
+                   _span(faster[faster["series"].isin(ramp["series"])]["gain"]), fig),
+        Comparison("2x faster compute: Fat-Tree and TopoOpt reduction", "1.02-1.6x",
+                   _span(faster[faster["series"].isin(others["series"])]["gain"]), fig),
+    ]
+
+
+def ramp_dlrm(frame: pd.DataFrame) -> list[Comparison]:
+    table, speedups, _ = _training_parts(frame)
+    if table.empty:
+        return []
+    fig = "RAMP 8.1, Fig. 17"
+    by = {name: speedups[speedups["series"].map(lambda s, p=prefixes: _is(s, *p))]
+          for name, prefixes in (("fat", FAT_TREE), ("topo", TOPOOPT))}
+    share = {name: table[table["series"].map(lambda s, p=prefixes: _is(s, *p))]["comm_fraction"]
+             for name, prefixes in (("ramp", ("ramp",)), ("fat", FAT_TREE), ("topo", TOPOOPT))}
+    return [
+        Comparison("RAMP speed-up over TopoOpt (max)", "7.8x", _span(by["topo"]["speedup"].max()), fig),
+        Comparison("RAMP speed-up over Fat-Tree (max)", "58x", _span(by["fat"]["speedup"].max()), fig),
+        Comparison("RAMP speed-up over TopoOpt (range)", "-", _span(by["topo"]["speedup"]), "ours only"),
+        Comparison("RAMP speed-up over Fat-Tree (range)", "-", _span(by["fat"]["speedup"]), "ours only"),
+        Comparison("RAMP network overhead", "<1%", _span(share["ramp"], 100, "%"), fig),
+        Comparison("TopoOpt (OCS) network overhead", "12.5-87%", _span(share["topo"], 100, "%"), fig),
+        Comparison("Fat-Tree (EPS) network overhead", "52-98%", _span(share["fat"], 100, "%"), fig),
+    ]
+
+
+REFERENCES: dict[str, Callable[[pd.DataFrame], list[Comparison]]] = {
+    "ramp_megatron": ramp_megatron,
+    "ramp_dlrm": ramp_dlrm,
+}
+
+
+def register_reference(name: str) -> Callable[[Callable[[pd.DataFrame], list[Comparison]]], Callable]:
+    def decorator(function: Callable[[pd.DataFrame], list[Comparison]]) -> Callable:
+        REFERENCES[name] = function
+        return function
+
+    return decorator
+
+
+def side_by_side(frame: pd.DataFrame, reference: str) -> tuple[str, pd.DataFrame]:
+    """The comparison table as text and as rows, for reference `reference`."""
+    if reference not in REFERENCES:
+        raise KeyError(f"unknown reference {reference!r}; choose one of {', '.join(sorted(REFERENCES))}")
+    comparisons = REFERENCES[reference](frame)
+    rows = [{"quantity": item.quantity, "paper": item.paper, "ddlsim": item.ours, "source": item.source}
+            for item in comparisons]
+    text = format_table(rows, {"quantity": str, "paper": str, "ddlsim": str, "source": str}) if rows else ""
+    return text, pd.DataFrame(rows, columns=["quantity", "paper", "ddlsim", "source"])

@@ -1,10 +1,11 @@
 """Arithmetic of a DLRM (Naumov et al. 2019) and of one GPU's shard of it.
 
 A DLRM has `num_tables` embedding tables of `rows` x `embedding_dim` (one sparse feature per
-table, sum-pooled over `pooling` indices per sample), a bottom MLP from the dense features to
-`embedding_dim`, the pairwise dot-product interaction of the T + 1 vectors, and a top MLP from
-``embedding_dim + T(T+1)/2`` to one logit. Tables are uniform (all rows and widths equal), as in
-RAMP Table 10 and TopoOpt List 1.
+table, sum-pooled over `pooling` indices per sample), a bottom MLP from the dense features
+through `bottom_layers` Linear layers (`hidden` wide) to `embedding_dim`, the pairwise
+dot-product interaction of the T + 1 vectors, and a top MLP from ``embedding_dim + T(T+1)/2``
+through `top_layers` Linear layers (`top_hidden` wide, default `hidden`) to one logit. Tables
+are uniform (all rows and widths equal), as in RAMP Table 10 and TopoOpt List 1.
 
 A GPU's shard (`DlrmShard`) holds `local_tables` embedding pieces of `shard_rows` x
 `shard_dim` (whole tables when table-wise, column slices when column-wise, row slices when
@@ -41,10 +42,13 @@ class DlrmShape:
     bottom_layers: int
     top_layers: int
     pooling: int = 1
+    top_hidden: int = 0
 
     def __post_init__(self) -> None:
+        if self.top_hidden == 0:
+            object.__setattr__(self, "top_hidden", self.hidden)
         for key in ("num_tables", "rows", "embedding_dim", "dense_features", "hidden", "bottom_layers",
-                    "top_layers", "pooling"):
+                    "top_layers", "pooling", "top_hidden"):
             value = getattr(self, key)
             if not isinstance(value, int) or value < 1:
                 raise ConfigError(key, value, "must be an integer >= 1")
@@ -59,7 +63,7 @@ class DlrmShape:
         return [self.dense_features, *[self.hidden] * (self.bottom_layers - 1), self.embedding_dim]
 
     def top_dims(self) -> list[int]:
-        return [self.interaction_width, *[self.hidden] * (self.top_layers - 1), 1]
+        return [self.interaction_width, *[self.top_hidden] * (self.top_layers - 1), 1]
 
     def dense_params(self) -> int:
         """Both MLPs: the data-parallel part, replicated on every GPU."""
@@ -125,7 +129,8 @@ class DlrmShard:
         return {"tables": self.local_tables, "rows": self.shard_rows, "shard_dim": self.shard_dim,
                 "pooling": m.pooling, "world": self.world, "features": m.num_tables,
                 "embedding_dim": m.embedding_dim, "dense_in": m.dense_features, "hidden": m.hidden,
-                "bottom_layers": m.bottom_layers, "top_layers": m.top_layers, "table_rows": m.rows}
+                "top_hidden": m.top_hidden, "bottom_layers": m.bottom_layers, "top_layers": m.top_layers,
+                "table_rows": m.rows}
 
     @classmethod
     def from_signature_shape(cls, shape: dict[str, int]) -> DlrmShard:
@@ -133,7 +138,8 @@ class DlrmShard:
             model = DlrmShape(num_tables=shape["features"], rows=shape.get("table_rows", shape["rows"]),
                               embedding_dim=shape["embedding_dim"], dense_features=shape["dense_in"],
                               hidden=shape["hidden"], bottom_layers=shape["bottom_layers"],
-                              top_layers=shape["top_layers"], pooling=shape.get("pooling", 1))
+                              top_layers=shape["top_layers"], pooling=shape.get("pooling", 1),
+                              top_hidden=shape.get("top_hidden", 0))
             return cls(model, shape["tables"], shape["rows"], shape["shard_dim"], shape["world"])
         except KeyError as missing:
             raise ConfigError("signature.shape", dict(shape), f"a DLRM shard needs {missing}") from None

@@ -115,9 +115,14 @@ class LayerShape:
         return (self.norm_params() + self.column_parallel_params() + self.row_parallel_weight_params()
                 + self.row_parallel_bias_params())
 
-    def params_per_rank(self, tp: int) -> int:
-        """Parameters one tensor-parallel rank holds, counted the Megatron way."""
-        self.check_tp(tp)
+    def params_per_rank(self, tp: int, *, check: bool = True) -> int:
+        """Parameters one tensor-parallel rank holds, counted the Megatron way.
+
+        With ``check=False`` a degree that does not divide the layer gives the rounded-down
+        share (used while searching for the degree, before divisibility is enforced).
+        """
+        if check:
+            self.check_tp(tp)
         sharded = self.column_parallel_params() + self.row_parallel_weight_params()
         return sharded // tp + self.norm_params() + self.row_parallel_bias_params()
 

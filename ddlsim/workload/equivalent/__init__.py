@@ -75,6 +75,6 @@ def build_equivalent_shard(signature: ShardSignature, device: str | torch.device
     return builder(signature, torch.device(device))
 
 
-from ddlsim.workload.equivalent import dlrm_shard, megatron_layer  # noqa: E402,F401  (registers kinds)
+from ddlsim.workload.equivalent import dlrm_shard, lm_head, megatron_layer  # noqa: E402,F401  (registers kinds)
 
 __all__ = ["EquivalentShard", "build_equivalent_shard", "equivalent_kinds", "register_equivalent"]

@@ -1,44 +1,122 @@
-"""Megatron-style transformer, sized from a target loss or given directly."""
+"""`model=megatron`: an encoder-only transformer (RAMP Sec. 7.2.1), sized from a target loss by
+the scaling laws or given directly, partitioned the Megatron way.
+
+From a loss, the shape follows `architecture.stack_for_params` at `aspect_ratio`. Every layer
+replicates its norms and row-parallel biases on each tensor-parallel rank, so a very deep model
+can exceed the per-GPU parameter limit at every degree up to max_gpus; the shape is then made
+wider and shallower (aspect ratio doubled, up to 2^12 times) until it partitions, as RAMP Table 9
+does for its largest models (d_model / layers = 2,913 at CE 1.0). The ratio used is reported.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
+from ddlsim.types import Precision, Workload
+from ddlsim.workload.architecture import TransformerStack, stack_for_params
+from ddlsim.workload.megatron_partition import TransformerModel
+from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.scaling_laws import DEFAULT_LOSS_GAP, TrainingBudget, loss_for_params
+from ddlsim.workload.transformer_layer import LayerShape
+
+MAX_ASPECT_DOUBLINGS = 12
 
 
 @dataclass
 class MegatronConfig:
-    """Either `target_loss` (scaling laws choose the shape) or d_model, heads and layers."""
+    """Either `target_loss` alone (the scaling laws choose the shape) or d_model, heads and layers.
+
+    With a shape, `target_loss` sets the critical batch and the steps (0: the loss the shape
+    converges to, Kaplan Eq. 1.1). `global_batch` 0 targets the critical batch B_crit(L).
+    `loss_gap` is how close to the converged loss training goes (see scaling_laws.py).
+    """
 
     name: str = "megatron"
     target_loss: float = 2.5
     d_model: int = 0
     heads: int = 0
     layers: int = 0
+    ffn_hidden: int = 0
     seq_len: int = 1024
+    causal: bool = False
+    global_batch: int = 0
+    aspect_ratio: float = 64.0
+    head_dim: int = 128
+    loss_gap: float = DEFAULT_LOSS_GAP
+    precision: str = "fp16"
 
 
 @MODELS.register("megatron", MegatronConfig)
 @dataclass(frozen=True)
-class MegatronModel:
-    """Encoder-only transformer partitioned the Megatron way."""
+class MegatronTransformer:
+    """Encoder-only transformer partitioned the Megatron way (tensor + data parallel)."""
 
-    target_loss: float
-    d_model: int
-    heads: int
-    layers: int
-    seq_len: int
+    budget: TrainingBudget
+    stack: TransformerStack
+    from_loss: bool
+    global_batch: int
+    precision: Precision
+    aspect_ratio: float = 64.0
+    head_dim: int = 128
     name: str = "megatron"
 
     @classmethod
-    def from_config(cls, config: MegatronConfig) -> MegatronModel:
+    def from_config(cls, config: MegatronConfig) -> MegatronTransformer:
         shape = (config.d_model, config.heads, config.layers)
         if any(shape) and not all(shape):
             raise ConfigError("d_model", config.d_model, "d_model, heads and layers are given together or not at all")
-        if not any(shape) and not config.target_loss > 0:
+        for key in ("seq_len", "head_dim"):
+            if getattr(config, key) < 1:
+                raise ConfigError(key, getattr(config, key), "must be >= 1")
+        for key in ("global_batch", "ffn_hidden"):
+            if getattr(config, key) < 0:
+                raise ConfigError(key, getattr(config, key), "must be >= 0 (0 chooses for you)")
+        if not config.aspect_ratio > 0:
+            raise ConfigError("aspect_ratio", config.aspect_ratio, "must be positive")
+        try:
+            precision = Precision(config.precision)
+        except ValueError:
+            raise ConfigError("precision", config.precision,
+                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        if all(shape):
+            layer = LayerShape(config.d_model, config.heads, config.seq_len, ffn_hidden=config.ffn_hidden,
+                               causal=config.causal)
+            stack = TransformerStack(layer, config.layers)
+            loss = config.target_loss if config.target_loss > 0 else loss_for_params(stack.kaplan_params())
+            budget = TrainingBudget(loss, config.seq_len, config.loss_gap)
+            return cls(budget, stack, False, config.global_batch, precision, name=config.name)
+        if not config.target_loss > 0:
             raise ConfigError("target_loss", config.target_loss, "must be positive when no shape is given")
-        if config.seq_len < 1:
-            raise ConfigError("seq_len", config.seq_len, "must be >= 1")
-        return cls(config.target_loss, config.d_model, config.heads, config.layers, config.seq_len)
+        budget = TrainingBudget(config.target_loss, config.seq_len, config.loss_gap)
+        budget.min_steps  # validates loss_gap now rather than at build time  # noqa: B018
+        stack = stack_for_params(budget.params, config.seq_len, aspect_ratio=config.aspect_ratio,
+                                 head_dim=config.head_dim, causal=config.causal)
+        return cls(budget, stack, True, config.global_batch, precision, config.aspect_ratio, config.head_dim,
+                   config.name)
+
+    def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        if not self.from_loss:
+            return self._build(self.stack, parallel, memory_bytes, None)
+        first_error: InfeasibleError | None = None
+        for doubling in range(MAX_ASPECT_DOUBLINGS + 1):
+            ratio = self.aspect_ratio * 2**doubling
+            stack = stack_for_params(self.budget.params, self.budget.seq_len, aspect_ratio=ratio,
+                                     head_dim=self.head_dim, causal=self.stack.layer.causal)
+            try:
+                return self._build(stack, parallel, memory_bytes, ratio)
+            except InfeasibleError as error:
+                first_error = first_error or error
+        raise InfeasibleError(f"{first_error} (also with aspect ratios up to "
+                              f"{self.aspect_ratio * 2**MAX_ASPECT_DOUBLINGS:g})")
+
+    def _build(self, stack: TransformerStack, parallel: ParallelConfig, memory_bytes: int,
+               aspect_ratio: float | None) -> Workload:
+        workload = build_megatron_workload(self.name, TransformerModel(stack), self.budget, parallel, memory_bytes,
+                                           global_batch=self.global_batch, precision=self.precision,
+                                           widen_heads=self.from_loss)
+        workload.plan["shape_source"] = "target_loss" if self.from_loss else "given"
+        workload.plan["aspect_ratio"] = aspect_ratio if aspect_ratio else stack.layer.d_model / stack.layers
+        return workload

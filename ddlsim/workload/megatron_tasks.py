@@ -1,0 +1,168 @@
+"""One training iteration of a Megatron-partitioned transformer as tasks and collective calls.
+
+Per layer (Shoeybi et al. 2019, Fig. 3: the g and f operators), on every tensor-parallel group:
+forward, one all-reduce after the attention block and one after the MLP; backward, one all-reduce
+of the input gradient of each block (MLP first); with full activation checkpointing the forward
+all-reduces run again during the recompute. With sequence parallelism (Korthikanti et al. 2022,
+Sec. 4.2.2) each all-reduce becomes an all-gather before and a reduce-scatter after its block, in
+forward, recompute and backward alike. Every one moves b x s x h activations (2 bytes each).
+
+After the last layer's backward the data-parallel groups all-reduce the gradients, 2 bytes per
+parameter of one GPU (RAMP Table 9's "DP msg"), then the optimizer steps.
+
+A model with a vocabulary adds Megatron's vocab-parallel embedding (a forward all-reduce) and
+output layer (a backward all-reduce of its input gradient, plus the three all-reduces of b x s
+fp32 values of the vocab-parallel cross-entropy: maximum, target logit, sum of exponentials).
+"""
+
+from __future__ import annotations
+
+from ddlsim.errors import ConfigError
+from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, TaskBlock, Workload
+from ddlsim.workload.equivalent.lm_head import lm_head_flop, lm_head_memory_bytes, lm_head_signature
+from ddlsim.workload.equivalent.megatron_layer import megatron_layer_signature
+from ddlsim.workload.megatron_partition import MegatronPlan, TransformerModel, partition
+from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.scaling_laws import TrainingBudget
+
+ADAM_FLOP_PER_PARAM = 12.0  # moment updates, bias correction, square root, division, weight update
+ADAM_BYTES_PER_PARAM = 28.0  # read the fp16 gradient; read and write fp32 master and two moments; write fp16 weights
+CROSS_ENTROPY_ALL_REDUCES = 3
+LOSS_BYTES = 4
+
+
+def tp_collectives(plan: MegatronPlan, phase: Phase, message_bytes: int, sequence_parallel: bool,
+                   prefix: str = "tp") -> list[CollectiveCall]:
+    """The tensor-parallel collectives of one layer in `phase` (attention and MLP blocks)."""
+    if plan.tp == 1:
+        return []
+    group = GroupLayout(plan.tp, 1, plan.num_gpus)
+    blocks = ("mlp", "attention") if phase is Phase.BACKWARD else ("attention", "mlp")
+    calls = []
+    for block in blocks:
+        if sequence_parallel:
+            for op in (CollectiveOp.ALL_GATHER, CollectiveOp.REDUCE_SCATTER):
+                calls.append(CollectiveCall(op, message_bytes, group, phase, f"{prefix}_{block}_{op.value}"))
+        else:
+            calls.append(CollectiveCall(CollectiveOp.ALL_REDUCE, message_bytes, group, phase,
+                                        f"{prefix}_{block}_all_reduce"))
+    return calls
+
+
+def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: bool,
+                    sequence_parallel: bool, layer_kind: str = "megatron_layer") -> tuple[TaskBlock, ...]:
+    """Forward, backward (with recompute), gradient all-reduce and optimizer blocks."""
+    stack, tp, batch = plan.model.stack, plan.tp, plan.local_batch
+    layer = stack.layer
+    signature = megatron_layer_signature(layer, tp, batch, precision=precision.value,
+                                         checkpointing=checkpointing, kind=layer_kind)
+    message = layer.tp_message_bytes(batch)
+    forward = ComputeTask("layer_forward", Phase.FORWARD, signature, layer.forward_flop(batch, tp),
+                          layer.forward_memory_bytes(batch, tp))
+    backward = ComputeTask("layer_backward", Phase.BACKWARD, signature, layer.backward_flop(batch, tp),
+                           layer.backward_memory_bytes(batch, tp))
+    backward_tasks: list = []
+    if checkpointing:
+        backward_tasks.append(ComputeTask("layer_recompute", Phase.RECOMPUTE, signature,
+                                          layer.forward_flop(batch, tp), layer.forward_memory_bytes(batch, tp)))
+        backward_tasks += tp_collectives(plan, Phase.RECOMPUTE, message, sequence_parallel)
+    backward_tasks += [backward, *tp_collectives(plan, Phase.BACKWARD, message, sequence_parallel)]
+
+    blocks = []
+    vocab = plan.model.vocab
+    head = lm_head_signature(layer.d_model, vocab, layer.seq_len, tp, batch, precision.value) if vocab else None
+    tp_group = GroupLayout(tp, 1, plan.num_gpus)
+    if head is not None and tp > 1:
+        blocks.append(TaskBlock("embedding", (CollectiveCall(CollectiveOp.ALL_REDUCE, message, tp_group,
+                                                             Phase.FORWARD, "tp_embedding_all_reduce"),)))
+    blocks.append(TaskBlock("forward", (forward, *tp_collectives(plan, Phase.FORWARD, message, sequence_parallel)),
+                            repeat=stack.layers))
+    if head is not None:
+        loss_message = LOSS_BYTES * batch * layer.seq_len
+        head_forward = [ComputeTask("output_forward", Phase.FORWARD, head, lm_head_flop(head),
+                                    lm_head_memory_bytes(head))]
+        head_backward = [ComputeTask("output_backward", Phase.BACKWARD, head, 2 * lm_head_flop(head),
+                                     2 * lm_head_memory_bytes(head))]
+        if tp > 1:
+            head_forward.append(CollectiveCall(CollectiveOp.ALL_REDUCE, loss_message, tp_group, Phase.FORWARD,
+                                               "tp_cross_entropy_all_reduce", count=CROSS_ENTROPY_ALL_REDUCES))
+            head_backward.append(CollectiveCall(CollectiveOp.ALL_REDUCE, message, tp_group, Phase.BACKWARD,
+                                                "tp_output_all_reduce"))
+        blocks.append(TaskBlock("output_forward", tuple(head_forward)))
+        blocks.append(TaskBlock("output_backward", tuple(head_backward)))
+    blocks.append(TaskBlock("backward", tuple(backward_tasks), repeat=stack.layers))
+    if plan.dp > 1:
+        dp_bytes = dp_message_bytes(plan, precision)
+        blocks.append(TaskBlock("gradient_all_reduce", (CollectiveCall(
+            CollectiveOp.ALL_REDUCE, dp_bytes, GroupLayout(plan.dp, tp, plan.num_gpus), Phase.BACKWARD,
+            "dp_gradient_all_reduce"),)))
+    layer_params = layer.params_per_rank(tp)
+    blocks.append(TaskBlock("optimizer", (ComputeTask("optimizer_step", Phase.OPTIMIZER, signature,
+                                                      ADAM_FLOP_PER_PARAM * layer_params,
+                                                      ADAM_BYTES_PER_PARAM * layer_params, count=stack.layers),)))
+    return tuple(blocks)
+
+
+def dp_message_bytes(plan: MegatronPlan, precision: Precision) -> int:
+    """The data-parallel gradient all-reduce: every parameter of one GPU, at the gradient precision."""
+    return precision.bytes_per_element * plan.params_per_gpu
+
+
+def plan_fields(plan: MegatronPlan, precision: Precision, num_steps: int) -> dict[str, object]:
+    """The result-row fields the contract names, plus the shape and memory breakdown."""
+    layer = plan.model.stack.layer
+    return {
+        "params_total": plan.model.params(),
+        "params_per_gpu": plan.params_per_gpu,
+        "tp_degree": plan.tp,
+        "dp_degree": plan.dp,
+        "pp_degree": 1,
+        "num_gpus": plan.num_gpus,
+        "local_batch": plan.local_batch,
+        "global_batch": plan.global_batch,
+        "target_global_batch": plan.target_global_batch,
+        "num_steps": num_steps,
+        "dp_message_bytes": dp_message_bytes(plan, precision) if plan.dp > 1 else 0,
+        "tp_message_bytes": layer.tp_message_bytes(plan.local_batch) if plan.tp > 1 else 0,
+        "memory_per_gpu_bytes": plan.memory_per_gpu_bytes,
+        "model_state_bytes": plan.model_state_bytes,
+        "activation_bytes": plan.activation_bytes,
+        "max_local_batch": plan.max_local_batch,
+        "d_model": layer.d_model,
+        "heads": layer.heads,
+        "layers": plan.model.stack.layers,
+        "ffn_hidden": layer.ffn_hidden,
+        "seq_len": layer.seq_len,
+        "vocab": plan.model.vocab,
+    }
+
+
+def build_megatron_workload(name: str, model: TransformerModel, budget: TrainingBudget | None,
+                            parallel: ParallelConfig, memory_bytes: int, *, global_batch: int = 0,
+                            num_steps: int = 0, precision: Precision = Precision.FP16, widen_heads: bool = False,
+                            layer_kind: str = "megatron_layer") -> Workload:
+    """Partition `model` and list the tasks of one iteration.
+
+    With a scaling-law `budget`, the target global batch defaults to the critical batch and the
+    steps are recomputed for the global batch the partitioner picked (Kaplan Eq. 5.4); without
+    one, `global_batch` must be given and `num_steps` is passed through.
+    """
+    if budget is None and global_batch < 1:
+        raise ConfigError("global_batch", global_batch, "must be >= 1 for a model without a target loss")
+    target = global_batch or budget.critical_batch_sequences
+    plan = partition(model, parallel, memory_bytes, target, widen_heads=widen_heads)
+    steps = budget.steps(plan.global_batch) if budget is not None else num_steps
+    blocks = megatron_blocks(plan, precision=precision, checkpointing=parallel.activation_checkpointing,
+                             sequence_parallel=parallel.sequence_parallel, layer_kind=layer_kind)
+    fields = plan_fields(plan, precision, steps)
+    fields.update({
+        "params_kaplan": plan.model.stack.kaplan_params(),
+        "precision": precision.value,
+        "sequence_parallel": parallel.sequence_parallel,
+        "activation_checkpointing": parallel.activation_checkpointing,
+    })
+    if budget is not None:
+        fields.update({"target_loss": budget.loss, "critical_batch": budget.critical_batch_sequences,
+                       "min_steps": budget.min_steps, "loss_gap": budget.loss_gap})
+    return Workload(name=name, num_ranks=plan.num_gpus, blocks=blocks, global_batch=plan.global_batch,
+                    num_steps=steps, plan=fields)

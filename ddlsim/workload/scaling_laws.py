@@ -1,0 +1,99 @@
+"""Kaplan et al. 2020, "Scaling Laws for Neural Language Models" (arXiv:2001.08361).
+
+Constants are the paper's fits (its Section 1.2 summary and Table 5/6), for WebText2,
+cross-entropy in nats, non-embedding parameters N, tokens D and batches in tokens:
+
+- Eq. (1.1)  L(N) = (N_c / N)^alpha_N,            alpha_N = 0.076, N_c = 8.8e13 parameters
+- Eq. (1.4)  B_crit(L) = B_* / L^(1/alpha_B),     alpha_B = 0.21,  B_* = 2e8 tokens
+- Eq. (1.6)  L(N, S_min) = (N_c/N)^alpha_N + (S_c/S_min)^alpha_S,  alpha_S = 0.76, S_c = 2.1e3 steps
+- Eq. (5.4)  S_min(S) = S / (1 + B_crit(L)/B), i.e. S = S_min (1 + B_crit/B) at batch B
+- Eq. (2.1)  N ~ 2 d_model n_layer (2 d_attn + d_ff) = 12 n_layer d_model^2 for d_ff = 4 d_model
+
+L(N) is the loss a model of N parameters converges to, so no finite run reaches it exactly.
+We count the steps a model sized by Eq. (1.1) for the target loss needs to come within
+``loss_gap x L`` of it: (S_c / S_min)^alpha_S = loss_gap x L in Eq. (1.6). The default gap is
+alpha_N / alpha_S = 0.1, the distance from convergence at which Kaplan et al. find training
+compute-efficient (Sec. 6 and Appendix B: stop at (1 + alpha_N/alpha_S) times the converged loss).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddlsim.errors import ConfigError
+
+ALPHA_N = 0.076
+N_C = 8.8e13
+ALPHA_B = 0.21
+B_STAR_TOKENS = 2e8
+ALPHA_S = 0.76
+S_C = 2.1e3
+DEFAULT_LOSS_GAP = ALPHA_N / ALPHA_S
+
+
+def _positive(key: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ConfigError(key, value, "must be a finite positive number")
+
+
+def params_for_loss(loss: float) -> float:
+    """Non-embedding parameters whose converged loss is `loss` (Eq. 1.1 solved for N)."""
+    _positive("target_loss", loss)
+    return N_C * loss ** (-1.0 / ALPHA_N)
+
+
+def loss_for_params(params: float) -> float:
+    """Converged loss of a model with `params` non-embedding parameters (Eq. 1.1)."""
+    _positive("params", params)
+    return (N_C / params) ** ALPHA_N
+
+
+def critical_batch_tokens(loss: float) -> float:
+    """Critical batch size in tokens at loss `loss` (Eq. 1.4)."""
+    _positive("loss", loss)
+    return B_STAR_TOKENS * loss ** (-1.0 / ALPHA_B)
+
+
+def min_steps(loss: float, loss_gap: float = DEFAULT_LOSS_GAP) -> float:
+    """S_min: steps at B >> B_crit to come within `loss_gap` x `loss` of convergence (Eq. 1.6)."""
+    _positive("loss", loss)
+    _positive("loss_gap", loss_gap)
+    return S_C * (loss_gap * loss) ** (-1.0 / ALPHA_S)
+
+
+def steps_at_batch(s_min: float, batch_tokens: float, critical_tokens: float) -> float:
+    """Steps at batch B given S_min: S = S_min (1 + B_crit / B) (Eq. 5.4 inverted)."""
+    _positive("batch_tokens", batch_tokens)
+    return s_min * (1.0 + critical_tokens / batch_tokens)
+
+
+@dataclass(frozen=True)
+class TrainingBudget:
+    """What the scaling laws say about reaching `loss` with sequences of `seq_len` tokens."""
+
+    loss: float
+    seq_len: int
+    loss_gap: float = DEFAULT_LOSS_GAP
+
+    @property
+    def params(self) -> float:
+        return params_for_loss(self.loss)
+
+    @property
+    def critical_batch_tokens(self) -> float:
+        return critical_batch_tokens(self.loss)
+
+    @property
+    def critical_batch_sequences(self) -> int:
+        """B_crit in sequences, rounded to the nearest whole sequence (at least 1)."""
+        return max(1, round(self.critical_batch_tokens / self.seq_len))
+
+    @property
+    def min_steps(self) -> float:
+        return min_steps(self.loss, self.loss_gap)
+
+    def steps(self, global_batch_sequences: int) -> int:
+        """Steps to the target at the global batch the partitioner picked (Eq. 5.4), rounded up."""
+        tokens = global_batch_sequences * self.seq_len
+        return math.ceil(steps_at_batch(self.min_steps, tokens, self.critical_batch_tokens))

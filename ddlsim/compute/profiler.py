@@ -9,7 +9,7 @@ can report achieved FLOP/s and be priced by the roofline.
 On a GPU every phase ends with a synchronisation (and the recompute is bracketed by two), so
 each kernel runs inside the host window of the phase that launched it; the phase's device time
 is the union of its kernels' intervals. On a CPU the device is the CPU: a phase's time is the
-union of its top-level aten operators' intervals, which leaves out Python overhead between them.
+union of its top-level operators' intervals (aten, fbgemm, ...), which leaves out Python overhead.
 """
 
 from __future__ import annotations
@@ -172,15 +172,25 @@ def _windows_and_activities(events: Any, cuda: bool) -> tuple[list[Window], list
         if cuda:
             if event.device_type == DeviceType.CUDA and not event.is_user_annotation:
                 activities.append(Activity(event.time_range.start, event.time_range.end))
-        elif event.device_type == DeviceType.CPU and name.startswith("aten::") and not _has_aten_parent(event):
+        elif _is_operator(event) and not _has_operator_parent(event):
             activities.append(Activity(event.time_range.start, event.time_range.end))
     return windows, activities
 
 
-def _has_aten_parent(event: Any) -> bool:
+# Namespaced CPU events that are not operators: autograd nodes and engine frames, our windows.
+_NOT_OPERATORS = ("autograd::", "torch::autograd::", WINDOW_PREFIX)
+
+
+def _is_operator(event: Any) -> bool:
+    """A CPU operator of any library (aten::, fbgemm::, c10d::, ...), not an annotation."""
+    return (event.device_type == DeviceType.CPU and not event.is_user_annotation and "::" in event.name
+            and not event.name.startswith(_NOT_OPERATORS))
+
+
+def _has_operator_parent(event: Any) -> bool:
     parent = event.cpu_parent
     while parent is not None:
-        if parent.name.startswith("aten::"):
+        if _is_operator(parent):
             return True
         parent = parent.cpu_parent
     return False

@@ -63,3 +63,14 @@ def test_forward_time_grows_with_the_local_batch(tmp_path, one_thread):
     result = profile(tmp_path, key(1), key(16))
     forward = {row["signature_key"]: row["time_s"] for row in result.rows if row["phase"] == "forward"}
     assert forward[key(16)] > forward[key(1)]
+
+
+def test_dlrm_shard_profiles_on_cpu_with_its_fbgemm_operators(tmp_path, one_thread):
+    pytest.importorskip("ddlsim.workload.equivalent.dlrm_shard")
+    dlrm = ("dlrm_shard|bottom_layers=2,dense_in=8,embedding_dim=16,features=4,hidden=32,pooling=2,rows=1000,"
+            "shard_dim=16,table_rows=1000,tables=2,top_hidden=32,top_layers=2,world=2|b=8|fp16|nockpt")
+    result = profile(tmp_path, dlrm)
+    phases = {row["phase"]: row for row in result.rows}
+    assert set(phases) == {"forward", "backward", "optimizer"}
+    # The embedding lookup is an fbgemm operator, not an aten one: it must count as device work.
+    assert phases["forward"]["kernels"] > 5 and phases["forward"]["time_s"] > 0

@@ -170,7 +170,7 @@ def _windows_and_activities(events: Any, cuda: bool) -> tuple[list[Window], list
                 windows.append(Window(phase, int(iteration), event.time_range.start, event.time_range.end))
             continue
         if cuda:
-            if event.device_type == DeviceType.CUDA and not event.is_user_annotation:
+            if event.device_type == DeviceType.CUDA and not getattr(event, "is_user_annotation", False):
                 activities.append(Activity(event.time_range.start, event.time_range.end))
         elif _is_operator(event) and not _has_operator_parent(event):
             activities.append(Activity(event.time_range.start, event.time_range.end))
@@ -183,7 +183,8 @@ _NOT_OPERATORS = ("autograd::", "torch::autograd::", WINDOW_PREFIX)
 
 def _is_operator(event: Any) -> bool:
     """A CPU operator of any library (aten::, fbgemm::, c10d::, ...), not an annotation."""
-    return (event.device_type == DeviceType.CPU and not event.is_user_annotation and "::" in event.name
+    return (event.device_type == DeviceType.CPU and not getattr(event, "is_user_annotation", False)
+            and "::" in event.name
             and not event.name.startswith(_NOT_OPERATORS))
 
 

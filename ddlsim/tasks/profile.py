@@ -170,6 +170,6 @@ def main() -> None:
 
     args = ["task.replace=true" if arg == "--force" else arg for arg in sys.argv[1:]]
     if not any(arg.startswith("task=") for arg in args):
-        args.insert(0, "task=profile")
+        args.append("task=profile")
     sys.argv = [sys.argv[0], *args]
     ddlsim_main()

@@ -74,3 +74,14 @@ def test_dlrm_shard_profiles_on_cpu_with_its_fbgemm_operators(tmp_path, one_thre
     assert set(phases) == {"forward", "backward", "optimizer"}
     # The embedding lookup is an fbgemm operator, not an aten one: it must count as device work.
     assert phases["forward"]["kernels"] > 5 and phases["forward"]["time_s"] > 0
+
+
+def test_ddlsim_profile_command_line(monkeypatch):
+    import ddlsim.cli
+    from ddlsim.tasks import profile as profile_task
+
+    seen = []
+    monkeypatch.setattr(ddlsim.cli, "main", lambda: seen.append(list(__import__("sys").argv[1:])))
+    monkeypatch.setattr("sys.argv", ["ddlsim-profile", "-m", "model.target_loss=3.0,2.5", "--force"])
+    profile_task.main()
+    assert seen == [["-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]

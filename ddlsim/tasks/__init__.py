@@ -1,4 +1,7 @@
 """Tasks: what one `ddlsim` run does with its built components. Importing registers them."""
 
-from ddlsim.tasks import collective_sweep  # noqa: F401
-from ddlsim.tasks import profile  # noqa: F401
+from ddlsim.tasks import (
+    collective_sweep,  # noqa: F401
+    profile,  # noqa: F401
+    train,  # noqa: F401
+)

@@ -1,0 +1,117 @@
+"""`task=train`: train the configured model on the configured fabric; one row per run.
+
+The row names the run (fabric, model, algorithm, device, overlap, the model's scalar settings
+as ``model_<key>``), then the training numbers of `ddlsim.training` (iteration time, compute
+and exposed communication time, communication share, time to accuracy, throughput, network
+energy and cost, the per-collective breakdown ``comm_<name>_*`` and the partitioner's plan).
+
+A point that cannot run (the model does not fit, the job is larger than the fabric) becomes a
+row whose ``status`` says why, so that a sweep goes on and reports it; set
+``task.on_infeasible=error`` to stop instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from omegaconf import OmegaConf
+
+from ddlsim import units
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.registry import TASKS
+from ddlsim.tasks.base import Components, Row, TaskResult
+from ddlsim.training.run import train_on_fabric
+from ddlsim.training.settings import training_settings
+
+ON_INFEASIBLE = ("row", "error")
+
+
+@dataclass
+class TrainTaskConfig:
+    """`on_infeasible`: ``row`` records an impossible point as a row with its reason; ``error`` stops."""
+
+    name: str = "train"
+    on_infeasible: str = "row"
+
+
+def hydra_choice(group: str) -> str | None:
+    """The option chosen for `group` in the running Hydra job (``superpod_oversub``), if any."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    return HydraConfig.get().runtime.choices.get(group)
+
+
+def run_labels(components: Components) -> Row:
+    """Columns that say which run a row belongs to."""
+    config = components.config
+    row: Row = {
+        "fabric": hydra_choice("fabric") or components.fabric.name,
+        "algorithm": str(config.collective.name),
+        "model": hydra_choice("model") or str(config.model.name),
+    }
+    model = OmegaConf.to_container(config.model, resolve=True)
+    assert isinstance(model, dict)
+    for key, value in model.items():
+        if key != "name" and isinstance(value, bool | int | float | str):
+            row[f"model_{key}"] = value
+    row["device"] = components.device.name
+    return row
+
+
+def _fmt_time(value: float) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value / 86400:.4g} days" if value >= 2 * 86400 else units.format_time_s(value)
+
+
+def summarize_row(row: Row) -> str:
+    """A few readable lines about one run."""
+    head = f"{row['model']} on {row['fabric']} ({row['algorithm']} collectives), {row['device']}"
+    if row["status"] != "ok":
+        return f"{head}: {row['status']}"
+    plan = ", ".join(f"{key} {row[key]}" for key in ("tp_degree", "dp_degree", "local_batch") if key in row)
+    share = f"{100 * row['comm_fraction']:.3g}%"
+    lines = [
+        f"{head}: {row['num_ranks']} GPUs" + (f" ({plan})" if plan else ""),
+        f"  iteration time     {_fmt_time(row['iteration_time_s'])}  = compute {_fmt_time(row['compute_time_s'])}"
+        f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share})",
+        f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])}  ({row['num_steps']} steps)",
+        f"  throughput         {row['samples_per_s']:.4g} samples/s",
+        f"  compute source     {row['compute_source']} on {row['compute_device']}",
+    ]
+    if math.isfinite(row.get("network_energy_j", float("nan"))):
+        lines.append(f"  network            {row['network_power_w']:.4g} W, {row['network_energy_j']:.4g} J per "
+                     f"iteration, {row['network_cost_usd']:.4g} USD ({row['network_cost_scope']})")
+    return "\n".join(lines)
+
+
+@TASKS.register("train", TrainTaskConfig)
+@dataclass(frozen=True)
+class TrainTask:
+    """Training time of the model on the fabric: iteration, time to accuracy, communication share."""
+
+    on_infeasible: str = "row"
+    name: str = "train"
+
+    @classmethod
+    def from_config(cls, config: TrainTaskConfig) -> TrainTask:
+        if config.on_infeasible not in ON_INFEASIBLE:
+            raise ConfigError("on_infeasible", config.on_infeasible, f"must be one of {', '.join(ON_INFEASIBLE)}")
+        return cls(on_infeasible=config.on_infeasible)
+
+    def run(self, components: Components) -> TaskResult:
+        settings = training_settings(components.config.get("training"))
+        labels = run_labels(components)
+        try:
+            result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
+                                     components.fabric, components.algorithm, settings)
+        except InfeasibleError as error:
+            if self.on_infeasible == "error":
+                raise
+            row = {**labels, "overlap": settings.overlap.value, "status": f"infeasible: {error}"}
+        else:
+            row = {**labels, "status": "ok", **result.row()}
+        return TaskResult(rows=[row], summary=summarize_row(row))

@@ -1,0 +1,59 @@
+"""Train one model on one fabric: workload -> compute and network prices -> iteration timeline.
+
+    result = train_on_fabric(model, parallel, device, compute_model, fabric, algorithm, settings)
+
+This is the library call behind ``task=train``; it takes built objects, not configs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ddlsim.training.pricing import CollectiveTimer, ComputeTimer, Pricer
+from ddlsim.training.settings import TrainingSettings
+from ddlsim.training.simulate import TrainingResult, simulate_training
+from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Precision
+
+
+def _lone_rank(call: CollectiveCall, fabric: Any) -> CollectiveEstimate:
+    """A group of one rank has nothing to exchange."""
+    return CollectiveEstimate(op=call.op, size_bytes=call.size_bytes, group_size=1, algorithm="none",
+                              fabric=str(getattr(fabric, "name", "")), time_s=0.0, latency_s=0.0, transfer_s=0.0,
+                              compute_s=0.0, num_steps=0)
+
+
+def reduction_model(device: Any, precision: Precision = Precision.FP16) -> Any:
+    """The roofline of the GPUs that reduce inside collectives: the job's own device."""
+    from ddlsim.network.reduction import ReductionModel
+
+    return ReductionModel(peak_flop_per_s=device.peak(precision),
+                          memory_bandwidth_bps=device.memory_bandwidth_bps,
+                          element_bytes=precision.bytes_per_element, device=device.name)
+
+
+def network_timer(fabric: Any, algorithm: Any, reduction: Any = None) -> CollectiveTimer:
+    """Price one collective call on `fabric` with `algorithm` (``best`` tries them all)."""
+    from ddlsim.network import estimate_collective
+
+    def timer(call: CollectiveCall) -> CollectiveEstimate:
+        if call.group.size == 1:
+            return _lone_rank(call, fabric)
+        return estimate_collective(op=call.op, size_bytes=call.size_bytes, layout=call.group, fabric=fabric,
+                                   algorithm=algorithm, root=call.root, reduction=reduction)
+
+    return timer
+
+
+def compute_timer(compute_model: Any) -> ComputeTimer:
+    def timer(task: ComputeTask) -> ComputeEstimate:
+        return compute_model.estimate(task)
+
+    return timer
+
+
+def train_on_fabric(model: Any, parallel: Any, device: Any, compute_model: Any, fabric: Any, algorithm: Any,
+                    settings: TrainingSettings | None = None) -> TrainingResult:
+    """Build `model`'s workload for `device`'s memory, price it on `fabric`, and time the training."""
+    workload = model.build_workload(parallel, device.memory_bytes)
+    pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), compute_timer(compute_model))
+    return simulate_training(workload, pricer, settings or TrainingSettings(), fabric=fabric)

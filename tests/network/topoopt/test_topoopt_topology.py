@@ -103,3 +103,20 @@ def test_disconnected_and_invalid_topologies():
         DirectTopology.from_parts(3, [(np.array([0]), np.array([0]), "mp")])
     with pytest.raises(ConfigError, match="coprime"):
         DirectTopology.circulant(12, [1, 4])
+
+
+@pytest.mark.parametrize(("n", "rule"), [(10, 1), (10, 3), (17, 5)])
+def test_single_ring_arcs_match_shortest_paths(n, rule):
+    ring = DirectTopology.circulant(n, [rule])
+    generic = DirectTopology(n, ring.link_src, ring.link_dst, ring.link_kind)
+    rng = np.random.default_rng(n)
+    src, dst = rng.integers(0, n, 60), rng.integers(0, n, 60)
+    size = rng.random(60)
+    assert np.allclose(ring.link_loads(src, dst, size), generic.link_loads(src, dst, size))
+
+
+def test_huge_single_ring_routes_without_tables():
+    ring = DirectTopology.circulant(65536, [1])
+    assert ring.hops(np.array([0, 5]), np.array([65535, 4])).tolist() == [65535, 65535]
+    loads = ring.link_loads(np.arange(65536), (np.arange(65536) + 2) % 65536, 1.0)
+    assert loads.min() == loads.max() == 2.0

@@ -12,6 +12,7 @@ the last one in the coin list becomes the back-trace entry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,13 +26,15 @@ class CoinRoutes:
     """Shortest coin sequences for every offset 0..n-1 of a ring union over n members.
 
     `hops[o]` is the number of links a transfer over offset o crosses (0 for o = 0);
-    `route[o, t]` is the coin used at hop t (in the order the hops are taken, -1 past the end).
+    `last_coin[o]` is the back-trace of Algorithm 4: the coin of the last hop towards offset o
+    (-1 for o = 0). A route is read backwards from its destination, so no n x diameter table is
+    ever stored (65,536 members with one ring would need 34 GB).
     """
 
     n: int
     coins: tuple[int, ...]
     hops: np.ndarray
-    route: np.ndarray
+    last_coin: np.ndarray
 
     @property
     def diameter(self) -> int:
@@ -42,14 +45,30 @@ class CoinRoutes:
         return float(self.hops[1:].mean()) if self.n > 1 else 0.0
 
     def coins_for(self, offset: int) -> list[int]:
-        row = self.route[offset % self.n]
-        return [int(c) for c in row[row >= 0]]
+        """The coins of the route over `offset`, in the order the hops are taken."""
+        backwards = []
+        current = offset % self.n
+        while current:
+            coin = int(self.last_coin[current])
+            backwards.append(coin)
+            current = (current - coin) % self.n
+        return backwards[::-1]
 
     def coin_counts(self) -> np.ndarray:
         """counts[o, k]: how many times coin k (index into `coins`) is used to reach offset o."""
         counts = np.zeros((self.n, len(self.coins)), dtype=np.int64)
-        for index, coin in enumerate(self.coins):
-            counts[:, index] = (self.route == coin).sum(axis=1)
+        if len(self.coins) == 1:
+            counts[:, 0] = self.hops
+            return counts
+        index_of = np.zeros(self.n, dtype=np.int64)
+        index_of[list(self.coins)] = np.arange(len(self.coins))
+        order = np.argsort(self.hops, kind="stable")
+        bounds = np.searchsorted(self.hops[order], np.arange(1, self.diameter + 2))
+        for level in range(1, self.diameter + 1):
+            offsets = order[bounds[level - 1]:bounds[level]]
+            coin = self.last_coin[offsets]
+            counts[offsets] = counts[(offsets - coin) % self.n]
+            counts[offsets, index_of[coin]] += 1
         return counts
 
 
@@ -61,6 +80,13 @@ def coin_change_mod(n: int, coins: Sequence[int]) -> CoinRoutes:
     if any(c == 0 for c in coin_list) and n > 1:
         raise ConfigError("coins", list(coins), f"must not contain multiples of n = {n}")
     distinct = tuple(dict.fromkeys(coin_list))
+    offsets = np.arange(n)
+    if len(distinct) == 1 and math.gcd(distinct[0], n) == 1:
+        # One ring: offset o is o / c (mod n) hops along it, in closed form.
+        coin = distinct[0]
+        hops = (offsets * pow(coin, -1, n)) % n if n > 1 else np.zeros(1, dtype=np.int64)
+        last_coin = np.where(offsets == 0, -1, coin)
+        return CoinRoutes(n=n, coins=distinct, hops=hops.astype(np.int64), last_coin=last_coin.astype(np.int64))
     hops = np.full(n, -1, dtype=np.int64)
     hops[0] = 0
     frontier = np.array([0], dtype=np.int64)
@@ -77,19 +103,7 @@ def coin_change_mod(n: int, coins: Sequence[int]) -> CoinRoutes:
         raise ConfigError("coins", list(coins),
                           f"cannot reach offset {missing} of {n}: the rings do not connect the group")
     last_coin = np.full(n, -1, dtype=np.int64)
-    offsets = np.arange(n)
     for coin in distinct:
         before = (offsets - coin) % n
         last_coin[(hops[before] == hops - 1) & (offsets != 0)] = coin
-    max_hops = int(hops.max())
-    backwards = np.full((n, max(max_hops, 1)), -1, dtype=np.int64)
-    current = offsets.copy()
-    for step in range(max_hops):
-        active = current != 0
-        coin = np.where(active, last_coin[current], -1)
-        backwards[:, step] = coin
-        current = np.where(active, (current - coin) % n, 0)
-    # The back-trace lists the last coin first; hops are taken in the reverse order.
-    position = hops[:, None] - 1 - np.arange(backwards.shape[1])[None, :]
-    route = np.where(position >= 0, np.take_along_axis(backwards, np.clip(position, 0, None), axis=1), -1)
-    return CoinRoutes(n=n, coins=distinct, hops=hops, route=route)
+    return CoinRoutes(n=n, coins=distinct, hops=hops, last_coin=last_coin)

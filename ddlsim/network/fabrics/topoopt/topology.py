@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import networkx as nx
 import numpy as np
 
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -190,21 +191,41 @@ class DirectTopology:
     def _coin_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
         routes = self.coin_routes
         n = self.num_nodes
-        rule_index = {coin: index for index, coin in enumerate(self.circulant_rules or ())}
-        coin_to_index = np.full(n, -1, dtype=np.int64)
-        for coin in routes.coins:
-            coin_to_index[coin] = rule_index[coin]
+        rules = self.circulant_rules or ()
+        if len(rules) == 1:
+            return self._single_ring_loads(src, dst, size, rules[0])
+        rule_index = np.zeros(n, dtype=np.int64)
+        rule_index[list(rules)] = np.arange(len(rules))
+        # Walk every route backwards from its destination with the back-trace of Algorithm 4.
         offsets = (dst - src) % n
-        node = src.copy()
+        node = dst.copy()
         loads = np.zeros(self.num_links)
-        for hop in range(routes.diameter):
-            active = routes.hops[offsets] > hop
-            if not active.any():
-                break
-            coin = routes.route[offsets[active], hop]
-            at = node[active]
-            loads += np.bincount(coin_to_index[coin] * n + at, weights=size[active], minlength=self.num_links)
-            node[active] = (at + coin) % n
+        active = offsets != 0
+        while active.any():
+            at, left = node[active], offsets[active]
+            coin = routes.last_coin[left]
+            before = (at - coin) % n
+            loads += np.bincount(rule_index[coin] * n + before, weights=size[active], minlength=self.num_links)
+            node[active] = before
+            offsets[active] = (left - coin) % n
+            active = offsets != 0
+        return loads
+
+    def _single_ring_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray, rule: int) -> np.ndarray:
+        """One ring: a transfer loads the arc of ring links from its source to its destination."""
+        n = self.num_nodes
+        inverse = pow(rule, -1, n)
+        start = (src * inverse) % n                       # ring index of the source
+        length = ((dst - src) * inverse) % n              # links crossed
+        end = start + length
+        delta = np.zeros(2 * n + 1)
+        np.add.at(delta, start, size)
+        np.add.at(delta, end, -size)
+        arc = np.cumsum(delta)[: 2 * n]
+        per_index = arc[:n] + arc[n:]                     # arcs that wrap past index n - 1
+        ring_nodes = (np.arange(n) * rule) % n            # node at each ring index
+        loads = np.zeros(n)
+        loads[ring_nodes] = per_index                     # link index = source node of the link
         return loads
 
     def _ecmp_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -249,3 +270,22 @@ class DirectTopology:
         if demand == 0:
             return 1.0
         return float(self.link_loads(src, dst, size).sum() / demand)
+
+
+def expander_topology(num_nodes: int, degree: int, seed: int = 0) -> DirectTopology:
+    """A random d-regular graph of duplex links (Jellyfish/Xpander style, TopoOpt section 5.1).
+
+    networkx draws the graph from `seed`; a draw that is not connected is redrawn with seed + 1,
+    seed + 2, ... so the result is a deterministic function of (n, d, seed).
+    """
+    if degree < 1 or degree >= num_nodes:
+        raise ConfigError("degree", degree, f"must be in [1, {num_nodes - 1}] for {num_nodes} servers")
+    if (num_nodes * degree) % 2:
+        raise ConfigError("degree", degree, f"n x d must be even for a d-regular graph; n = {num_nodes}")
+    for attempt in range(100):
+        graph = nx.random_regular_graph(degree, num_nodes, seed=seed + attempt)
+        if nx.is_connected(graph):
+            edges = np.array(sorted(tuple(sorted(e)) for e in graph.edges()), dtype=np.int64).reshape(-1, 2)
+            return DirectTopology.from_parts(num_nodes, [(edges[:, 0], edges[:, 1], "expander"),
+                                                         (edges[:, 1], edges[:, 0], "expander")])
+    raise InfeasibleError(f"no connected {degree}-regular graph on {num_nodes} servers in 100 draws from seed {seed}")

@@ -41,13 +41,18 @@ def _compose(overrides: Sequence[str]) -> DictConfig:
         return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
 
 
+def sweep_config(overrides: Sequence[str]) -> DictConfig:
+    """The config shared by every job of the sweep: `overrides` without their sweeps."""
+    parsed = OverridesParser.create().parse_overrides(list(overrides))
+    return _compose([item.input_line for item in parsed if not item.is_sweep_override()])
+
+
 def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     """The overrides of every job ``ddlsim -m <overrides>`` would launch, in job order."""
     from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
     parser = OverridesParser.create()
-    fixed = [item for item in parser.parse_overrides(list(overrides)) if not item.is_sweep_override()]
-    base = _compose([item.input_line for item in fixed])
+    base = sweep_config(overrides)
     params = base.hydra.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()] + list(overrides)
     batches = BasicSweeper.split_arguments(parser.parse_overrides(arguments), None)
@@ -94,3 +99,50 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
         if progress is not None:
             progress(job + 1, len(points), point)
     return rows_to_frame(rows)
+
+
+def reproduce_main(experiment: str, description: str, argv: Sequence[str] | None = None) -> int:
+    """Command line of the reproduction scripts: run ``experiment=<experiment>`` and report it.
+
+    ``python scripts/<script>.py [--out DIR] [override ...]`` runs the experiment's sweep in
+    this process, writes results.csv/.parquet, side_by_side.csv and figures/ under DIR
+    (default ``reproductions/<experiment>``), and prints the summary and side-by-side tables.
+    Extra overrides narrow or change the sweep (``fabric=ramp,superpod``).
+    """
+    import argparse
+    import sys
+    import time
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from ddlsim.errors import DdlsimError
+    from ddlsim.report.make import make_report
+    from ddlsim.sweep import report_settings
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("reproductions") / experiment,
+                        help=f"output directory (default: reproductions/{experiment})")
+    parser.add_argument("overrides", nargs="*", help="extra config overrides, e.g. fabric=ramp,superpod")
+    args = parser.parse_args(argv)
+    overrides = [f"experiment={experiment}", *args.overrides]
+    started = time.perf_counter()
+    try:
+        with tqdm(desc=experiment, unit="job", leave=False, disable=None) as bar:
+            def progress(done: int, total: int, point: list[str]) -> None:
+                bar.total = total
+                bar.update(1)
+                bar.set_postfix_str(" ".join(point)[-60:])
+
+            frame = run_sweep(overrides, progress=progress)
+    except DdlsimError as error:
+        print(f"{Path(sys.argv[0]).name}: error: {error}", file=sys.stderr)
+        return 2
+    elapsed = time.perf_counter() - started
+    settings = report_settings(sweep_config(overrides))
+    report = make_report(frame, args.out, settings)
+    print(report.text)
+    print(f"\n{len(frame)} rows from {frame['job'].nunique()} jobs in {elapsed:.1f} s")
+    for path in report.paths:
+        print(f"wrote {path}")
+    return 0

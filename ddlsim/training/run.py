@@ -32,14 +32,19 @@ def reduction_model(device: Any, precision: Precision = Precision.FP16) -> Any:
 
 
 def network_timer(fabric: Any, algorithm: Any, reduction: Any = None) -> CollectiveTimer:
-    """Price one collective call on `fabric` with `algorithm` (``best`` tries them all)."""
-    from ddlsim.network import estimate_collective
+    """Price one collective call on `fabric` with `algorithm` (``best`` tries them all).
+
+    `reduction` prices the local reductions inside collectives (a `ReductionModel`; None
+    leaves them out). The estimator caches schedules and prices across calls.
+    """
+    from ddlsim.network import CollectiveEstimator
+
+    estimator = CollectiveEstimator(fabric, algorithm, reduction)
 
     def timer(call: CollectiveCall) -> CollectiveEstimate:
         if call.group.size == 1:
             return _lone_rank(call, fabric)
-        return estimate_collective(op=call.op, size_bytes=call.size_bytes, layout=call.group, fabric=fabric,
-                                   algorithm=algorithm, root=call.root, reduction=reduction)
+        return estimator.estimate_call(call)
 
     return timer
 

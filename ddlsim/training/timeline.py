@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
 
+ROUNDING = 1e-12
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -134,12 +136,15 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
     compute_s = max(compute_by_stream.values(), default=0.0)
     comm_s = sum(item.time_s for item in breakdowns)
     exposed_s = max(iteration_s - compute_s, 0.0)
+    hidden_s = comm_s - exposed_s
+    if hidden_s < ROUNDING * max(iteration_s, 1e-300):
+        hidden_s = 0.0  # the residue of summing the same durations in two orders, not hidden time
     return IterationSummary(
         iteration_time_s=iteration_s,
         compute_time_s=compute_s,
         comm_time_s=comm_s,
         exposed_comm_time_s=exposed_s,
-        hidden_comm_time_s=max(comm_s - exposed_s, 0.0),
+        hidden_comm_time_s=hidden_s,
         comm_latency_s=sum(item.latency_s for item in breakdowns),
         comm_transfer_s=sum(item.transfer_s for item in breakdowns),
         comm_reduction_s=sum(item.compute_s for item in breakdowns),

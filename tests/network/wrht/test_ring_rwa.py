@@ -70,6 +70,29 @@ def test_first_fit_above_the_load_is_reported_honestly():
     assert rwa.channels_needed(cw, 18) == 43
 
 
+def _reference_first_fit(arcs: rwa.Arcs, num_nodes: int) -> np.ndarray:
+    """First fit written the slow way, on sets of segments, in the documented order."""
+    spans = [{(start + hop) % num_nodes for hop in range(length)}
+             for start, length in zip(arcs.starts.tolist(), arcs.lengths.tolist())]
+
+    def crossed(point: int) -> bool:
+        return any(((point - 1) % num_nodes) in span and point in span for span in spans)
+
+    origin = next((point for point in range(num_nodes) if not crossed(point)), 0)
+    relative = [(start - origin) % num_nodes for start in arcs.starts.tolist()]
+    through = [rel + length > num_nodes for rel, length in zip(relative, arcs.lengths.tolist())]
+    order = sorted(range(len(spans)), key=lambda i: (not through[i], relative[i], -int(arcs.lengths[i])))
+    channels: list[set[int]] = []
+    result = np.empty(len(spans), dtype=np.int64)
+    for index in order:
+        slot = next((c for c, used in enumerate(channels) if not used & spans[index]), len(channels))
+        if slot == len(channels):
+            channels.append(set())
+        channels[slot] |= spans[index]
+        result[index] = slot
+    return result
+
+
 @settings(max_examples=200, deadline=None)
 @given(num_nodes=st.integers(2, 40), data=st.data())
 def test_fast_count_matches_explicit_first_fit(num_nodes, data):
@@ -79,6 +102,7 @@ def test_fast_count_matches_explicit_first_fit(num_nodes, data):
     for arcs in rwa.arcs_of(src, dst, num_nodes):
         channel = rwa.first_fit(arcs, num_nodes)
         assert _overlap_free(arcs, channel, num_nodes)
+        assert channel.tolist() == _reference_first_fit(arcs, num_nodes).tolist()
         explicit = int(channel.max()) + 1 if len(arcs) else 0
         assert rwa.channels_needed(arcs, num_nodes) == explicit
         assert explicit >= (rwa.segment_load(arcs, num_nodes).max() if len(arcs) else 0)

@@ -16,8 +16,8 @@ the ring is crossed by no lightpath it is taken as the origin: the arcs are then
 line, and first fit in start order uses exactly the maximum segment load (the greedy colouring
 of intervals sorted by left end is optimal), so that count is computed in O(N + flows) without
 a loop. Only arc sets that pass every point (an all-to-all, a ring's wrap-around) are assigned
-one by one, from origin node 0, on Python integers used as bit sets; there first fit may need
-a little more than the load (an all-to-all among 18 members: 43 channels for a load of 41).
+one by one, from origin node 0, by a sweep; there first fit may need a little more than the
+load (an all-to-all among 18 members: 43 channels for a load of 41).
 """
 
 from __future__ import annotations
@@ -109,34 +109,39 @@ def channels_needed(arcs: Arcs, num_nodes: int) -> int:
     return int(first_fit(arcs, num_nodes).max()) + 1
 
 
-def _first_fit_order(arcs: Arcs, num_nodes: int) -> np.ndarray:
-    crossings = _crossings(arcs, num_nodes)
-    cuts = np.flatnonzero(crossings == 0)
-    origin = int(cuts[0]) if cuts.size else 0
-    relative = (arcs.starts - origin) % num_nodes
-    through_origin = relative + arcs.lengths > num_nodes
-    return np.lexsort((-arcs.lengths, relative, ~through_origin))
-
-
 def first_fit(arcs: Arcs, num_nodes: int) -> np.ndarray:
-    """The channel index first fit gives each arc (in the arcs' own order)."""
+    """The channel index first fit gives each arc (in the arcs' own order).
+
+    Coordinates are measured from the origin (a cut point when there is one, else node 0).
+    Arcs through the origin come first; no two of them can share a channel (they all contain
+    the segments beside the origin), so they take channels 0, 1, ... in turn. The others are
+    intervals taken by start, so a channel is free for [s, e) when its last interval ended by
+    s and its arc through the origin (if any) resumes at or after e.
+    """
     channel = np.empty(len(arcs), dtype=np.int64)
     if len(arcs) == 0:
         return channel
-    ring_mask = (1 << num_nodes) - 1
-    occupied: list[int] = []
-    for index in _first_fit_order(arcs, num_nodes):
-        start, length = int(arcs.starts[index]), int(arcs.lengths[index])
-        span = (1 << length) - 1
-        mask = ((span << start) | (span >> (num_nodes - start))) & ring_mask
-        for slot, used in enumerate(occupied):
-            if not used & mask:
-                occupied[slot] = used | mask
-                channel[index] = slot
-                break
+    crossings = _crossings(arcs, num_nodes)
+    cuts = np.flatnonzero(crossings == 0)
+    origin = int(cuts[0]) if cuts.size else 0
+    starts = (arcs.starts - origin) % num_nodes
+    ends = starts + arcs.lengths
+    through = ends > num_nodes
+    order = np.lexsort((-arcs.lengths, starts, ~through))
+    busy_until = np.zeros(len(arcs) + 1, dtype=np.int64)
+    resumes_at = np.full(len(arcs) + 1, num_nodes, dtype=np.int64)
+    used = 0
+    for index in order.tolist():
+        start, end = int(starts[index]), int(ends[index])
+        if end > num_nodes:
+            slot = used
+            busy_until[slot], resumes_at[slot] = end - num_nodes, start
         else:
-            occupied.append(mask)
-            channel[index] = len(occupied) - 1
+            free = (busy_until[:used + 1] <= start) & (resumes_at[:used + 1] >= end)
+            slot = int(np.argmax(free))
+            busy_until[slot] = end
+        channel[index] = slot
+        used = max(used, slot + 1)
     return channel
 
 

@@ -141,8 +141,8 @@ class LeafSpinePacketModel:
             return
         fits = self.buffer_used[buffer] + occurrence_rank(buffer) < self.buffer_packets[buffer]
         dropped = ids.size - int(fits.sum())
+        self.stats.on_lost(slot, self.bank.fields["local"][ids[~fits]])
         self.bank.release(ids[~fits])
-        self.stats.on_lost(slot, dropped)
         self.totals["lost"] += dropped
         self.buffer_used += np.bincount(buffer[fits], minlength=self.buffer_used.size)
         self.bank.enqueue(queues[fits], ids[fits])

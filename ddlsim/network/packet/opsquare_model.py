@@ -61,6 +61,8 @@ class OpsquarePacketModel:
         self.forward_slots = params.forward_latency_s / self.slot_s
         self.retransmit_slots = 1 + math.ceil(retransmit_delay_s / self.slot_s - 1e-9)
         self.channels = topo.channels_per_node
+        nodes = np.arange(topo.num_nodes)
+        self.pod_of, self.index_of, self.group_of = topo.pod(nodes), topo.index(nodes), topo.group(nodes)
         self.traffic = LocalityTraffic(topo.num_nodes, topo.pod_size, run.load, run.locality)
         num_queues = topo.num_nodes * self.channels
         self.bank = FifoBank(num_queues, {"dst": np.int64, "birth": np.int64, "local": bool},
@@ -72,14 +74,18 @@ class OpsquarePacketModel:
         self.engine = SlottedEngine(total, self._step)
         self.totals = {"generated": 0, "delivered": 0, "lost": 0}
 
+    def _intra_channel(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """`OpsquareTopology.intra_channel` on precomputed groups (the hot path)."""
+        return (self.group_of[dst] - self.group_of[src]) % self.topo.num_groups
+
     # --- buffers -----------------------------------------------------------------------------------
     def _admit(self, slot: float, queues: np.ndarray, ids: np.ndarray) -> None:
         """Queue packets `ids` (already allocated) on `queues` (distinct), dropping on full buffers."""
         fits = self.bank.length[queues] < self.capacity_packets
         dropped = ids.size - int(fits.sum())
         if dropped:
+            self.stats.on_lost(slot, self.bank.fields["local"][ids[~fits]])
             self.bank.release(ids[~fits])
-            self.stats.on_lost(slot, dropped)
             self.totals["lost"] += dropped
         self.bank.enqueue(queues[fits], ids[fits], distinct=True)
 
@@ -89,16 +95,15 @@ class OpsquarePacketModel:
         self.totals["generated"] += src.size
         if not src.size:
             return
-        topo = self.topo
-        local = topo.pod(src) == topo.pod(dst)
-        channel = np.where(local, topo.intra_channel(src, dst), topo.inter_channel)
+        local = self.pod_of[src] == self.pod_of[dst]
+        channel = np.where(local, self._intra_channel(src, dst), self.topo.inter_channel)
         ids = self.bank.allocate(src.size, dst=dst, birth=slot, local=local)
         self._admit(slot, src * self.channels + channel, ids)
 
     def _relay_arrival(self, slot: int, payload: tuple[np.ndarray, np.ndarray]) -> None:
         ids, relay = payload
         dst = self.bank.fields["dst"][ids]
-        queues = relay * self.channels + self.topo.intra_channel(relay, dst)
+        queues = relay * self.channels + self._intra_channel(relay, dst)
         self._admit(slot, queues, ids)
 
     # --- optical switches ----------------------------------------------------------------------------
@@ -110,7 +115,8 @@ class OpsquarePacketModel:
         dst = bank.fields["dst"][bank.head[active]]
         node, channel = np.divmod(active, self.channels)
         inter = channel == topo.inter_channel
-        next_node = np.where(inter, topo.relay(node, dst), dst)
+        relay = self.pod_of[dst] * topo.pod_size + self.index_of[node]
+        next_node = np.where(inter, relay, dst)
         receiver = next_node * self.channels + channel
         won = pick_one_per_key(receiver, bank.num_queues, self.rng)
         self.retry_at[active[~won]] = slot + self.retransmit_slots

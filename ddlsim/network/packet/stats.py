@@ -30,9 +30,12 @@ class PacketRunResult:
     latency_max_s: float
     latency_local_mean_s: float
     latency_remote_mean_s: float
+    latency_local_max_s: float
+    latency_remote_max_s: float
     packets_generated: int
     packets_delivered: int
     packets_lost: int
+    packets_lost_local: int
     packets_delivered_local: int
     packets_delivered_remote: int
 
@@ -46,6 +49,7 @@ class WindowStats:
         self.end_slot = float(end_slot)
         self.generated = 0
         self.lost = 0
+        self.lost_local = 0
         self._latency_chunks: list[np.ndarray] = []
         self._local_chunks: list[np.ndarray] = []
 
@@ -56,9 +60,11 @@ class WindowStats:
         if self.start_slot <= slot < self.end_slot:
             self.generated += int(count)
 
-    def on_lost(self, slot: float, count: int) -> None:
+    def on_lost(self, slot: float, local: np.ndarray) -> None:
+        """Packets dropped at `slot`; `local` flags the intra-pod ones."""
         if self.start_slot <= slot < self.end_slot:
-            self.lost += int(count)
+            self.lost += int(local.size)
+            self.lost_local += int(np.count_nonzero(local))
 
     def on_delivered(self, times: np.ndarray, births: np.ndarray, local: np.ndarray) -> None:
         inside = self._inside(times)
@@ -82,15 +88,21 @@ class WindowStats:
         def mean(values: np.ndarray) -> float:
             return float(values.mean()) if values.size else math.nan
 
+        def maximum(values: np.ndarray) -> float:
+            return float(values.max()) if values.size else math.nan
+
         return PacketRunResult(
             network=network, num_nodes=num_nodes, locality=locality, load=load,
             throughput=latency.size / capacity_packets,
             loss_ratio=self.lost / self.generated if self.generated else 0.0,
             latency_mean_s=mean(latency),
             latency_p99_s=float(np.quantile(latency, 0.99)) if latency.size else math.nan,
-            latency_max_s=float(latency.max()) if latency.size else math.nan,
+            latency_max_s=maximum(latency),
             latency_local_mean_s=mean(latency[local]),
             latency_remote_mean_s=mean(latency[~local]),
+            latency_local_max_s=maximum(latency[local]),
+            latency_remote_max_s=maximum(latency[~local]),
             packets_generated=self.generated, packets_delivered=int(latency.size), packets_lost=self.lost,
+            packets_lost_local=self.lost_local,
             packets_delivered_local=int(local.sum()), packets_delivered_remote=int((~local).sum()),
         )

@@ -40,21 +40,18 @@ class LocalityTraffic:
 
     def destinations(self, rng: np.random.Generator, src: np.ndarray) -> np.ndarray:
         """A destination for each source node in `src` (never the source itself)."""
-        size = self.pod_size
+        size, pods, locality = self.pod_size, self.num_pods, self.locality
         pod, index = np.divmod(src, size)
-        local = rng.random(src.size) < self.locality
-        dst = np.empty_like(src)
-        n_local = int(local.sum())
-        if n_local:
-            offset = rng.integers(1, size, n_local)
-            dst[local] = pod[local] * size + (index[local] + offset) % size
-        remote = ~local
-        n_remote = src.size - n_local
-        if n_remote:
-            draw = rng.integers(0, (self.num_pods - 1) * size, n_remote)
-            pod_offset, dst_index = np.divmod(draw, size)
-            dst[remote] = ((pod[remote] + 1 + pod_offset) % self.num_pods) * size + dst_index
-        return dst
+        # one uniform draw per packet picks both the kind (below `locality`: local) and the target
+        draw = rng.random(src.size)
+        local = draw < locality
+        local_pick = np.minimum((draw / locality * (size - 1)).astype(np.int64), size - 2) if locality > 0 else 0
+        remote_share = (draw - locality) / (1.0 - locality) if locality < 1 else draw
+        remote_pick = np.minimum((remote_share * ((pods - 1) * size)).astype(np.int64), (pods - 1) * size - 1)
+        pod_offset, remote_index = np.divmod(np.maximum(remote_pick, 0), size)
+        local_dst = pod * size + (index + 1 + local_pick) % size
+        remote_dst = ((pod + 1 + pod_offset) % pods) * size + remote_index
+        return np.where(local, local_dst, remote_dst)
 
     def generate(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(sources, destinations) of the packets started in one slot."""

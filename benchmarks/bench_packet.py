@@ -1,0 +1,59 @@
+#!/usr/bin/env python
+"""Wall time of the OPSquare paper's full load sweep at 1,024 nodes, with the packet models.
+
+The sweep: OPSquare and the H100 leaf-spine, localities 0, 0.33, 0.67 and 1, loads 0.1 to 1.0
+(80 points, each 20 us warm-up + 20 us measured, 1,500-byte packets). Prints the wall time of
+the whole sweep, the median per point for each network, the simulated packets per second, and
+the peak resident memory of the process (of the largest worker with --jobs > 1).
+
+    python benchmarks/bench_packet.py              # the full 1,024-node sweep, one process
+    python benchmarks/bench_packet.py --jobs 4
+    python benchmarks/bench_packet.py --loads 0.5 1.0 --localities 0.33   # a subset
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import resource
+import statistics
+import sys
+import time
+
+from ddlsim.network.packet.experiment import FULL_LOADS, FULL_LOCALITIES, LoadSweep, run_sweep
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="wall time of the 1,024-node OPSquare load sweep")
+    parser.add_argument("--nodes", type=int, default=1024, choices=(256, 1024))
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--loads", type=float, nargs="+", default=list(FULL_LOADS))
+    parser.add_argument("--localities", type=float, nargs="+", default=list(FULL_LOCALITIES))
+    args = parser.parse_args(argv)
+    sweep = LoadSweep(scales=(args.nodes,), loads=tuple(args.loads), localities=tuple(args.localities))
+    total = len(list(sweep.points()))
+    print(f"{total} points at {args.nodes} nodes, {args.jobs} process(es), Python {platform.python_version()}, "
+          f"{platform.processor() or platform.machine()}", flush=True)
+
+    def progress(done: int, count: int, row: dict) -> None:
+        print(f"  [{done}/{count}] {row['network']:9s} locality {row['locality']:.2f} load {row['load']:.1f}: "
+              f"{row['wall_s']:.2f} s", flush=True)
+
+    started = time.perf_counter()
+    rows = run_sweep(sweep, jobs=args.jobs, progress=progress)
+    wall_s = time.perf_counter() - started
+    print(f"\nfull sweep: {wall_s:.1f} s wall ({wall_s / 60:.1f} min) for {total} points")
+    for network in sweep.networks:
+        mine = [row for row in rows if row["network"] == network]
+        walls = [row["wall_s"] for row in mine]
+        packets = sum(row["packets_generated"] for row in mine) * (sweep.warmup_s + sweep.measure_s) / sweep.measure_s
+        print(f"  {network:9s} median {statistics.median(walls):.2f} s per point (min {min(walls):.2f}, "
+              f"max {max(walls):.2f}); about {packets / sum(walls) / 1e6:.2f} M simulated packets per second")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak resident memory: {max(own, workers):.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+#!/usr/bin/env python
+"""Reproduce Figs. 2 and 3 of Rombouts and Calabretta (2022): OPSquare vs the H100 leaf-spine.
+
+Throughput, packet loss and mean packet latency vs offered load, for several traffic localities,
+from the packet models in `ddlsim.network.packet` (20 us warm-up, 20 us measurement, 1,500-byte
+packets, uniform random destinations). Writes under --out (default
+./reproductions/opsquare_fig2_3/):
+
+    results.csv        one row per (network, nodes, locality, load)
+    comparison.csv     the paper's stated numbers beside ours (the paper gives its data only as
+                       plots, so the comparison uses the numbers its text states)
+    fig2_opsquare.png, fig3_leafspine.png
+
+The default quick mode (256 nodes, three localities, three loads) takes well under a minute;
+--full runs both scales, localities 0, 0.33, 0.67 and 1 and loads 0.1 to 1.0 (see
+benchmarks/bench_packet.py for its wall time).
+
+    python scripts/opsquare_fig2_3.py            # quick
+    python scripts/opsquare_fig2_3.py --full --jobs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ddlsim.network.packet.experiment import LoadSweep, run_sweep  # noqa: E402
+from ddlsim.network.packet.paper_claims import check_claims  # noqa: E402
+from ddlsim.report.style import save_figure  # noqa: E402
+from ddlsim.report.table import format_table  # noqa: E402
+
+QUICK = LoadSweep(scales=(256,), localities=(0.0, 0.33, 0.67), loads=(0.2, 0.6, 1.0))
+FULL = LoadSweep()
+
+# The paper's stated latency bounds, drawn as reference lines (Section 3).
+PAPER_LATENCY_LINES = {
+    "opsquare": [(0.5e-6, "paper: intra-pod within 0.5 us"), (6e-6, "paper: inter-pod within 6 us")],
+    "leafspine": [(1e-6, "paper: local about 1 us at low load"), (25e-6, "paper: inter-pod saturates at 25 us")],
+}
+TITLES = {"opsquare": "Fig. 2: OPSquare for ML", "leafspine": "Fig. 3: H100 leaf-spine"}
+
+
+def plot_network(frame: pd.DataFrame, network: str, out: Path) -> Path:
+    data = frame[frame.network == network]
+    figure, (ax_thr, ax_loss, ax_lat) = plt.subplots(1, 3, figsize=(15, 4.2))
+    colours = plt.get_cmap("viridis")
+    localities = sorted(data.locality.unique())
+    styles = {256: "-", 1024: "--"}
+    for i, locality in enumerate(localities):
+        colour = colours(i / max(1, len(localities) - 1) * 0.85)
+        for nodes, part in data[data.locality == locality].groupby("num_nodes"):
+            part = part.sort_values("load")
+            label = f"{locality:.0%} local, {nodes} nodes"
+            style = {"color": colour, "linestyle": styles.get(nodes, ":"), "marker": "o", "markersize": 3}
+            ax_thr.plot(part.load, part.throughput, label=label, **style)
+            lossy = part[part.loss_ratio > 0]
+            ax_loss.plot(lossy.load, lossy.loss_ratio, label=label, **style)
+            ax_lat.plot(part.load, part.latency_mean_s * 1e6, label=label, **style)
+    ax_thr.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle=":", label="ideal")
+    for value, text in PAPER_LATENCY_LINES[network]:
+        ax_lat.axhline(value * 1e6, color="firebrick", linewidth=0.8, linestyle=":")
+        ax_lat.annotate(text, (0.02, value * 1e6), xycoords=("axes fraction", "data"), fontsize="x-small",
+                        color="firebrick", va="bottom")
+    for axis in (ax_thr, ax_loss, ax_lat):
+        axis.set_xlim(0, 1.05)
+    ax_thr.set(xlabel="offered load", ylabel="throughput (fraction of 3.6 Tb/s per node)", title="(a) throughput")
+    ax_loss.set(xlabel="offered load", ylabel="packet loss ratio", yscale="log",
+                title="(b) packet loss (zero not drawn)")
+    ax_lat.set(xlabel="offered load", ylabel="mean packet latency (us)", yscale="log", title="(c) packet latency")
+    ax_lat.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
+    figure.suptitle(f"{TITLES[network]} (ddlsim packet model)")
+    stem = "fig2_opsquare" if network == "opsquare" else "fig3_leafspine"
+    return save_figure(figure, out, stem, formats=("png",))[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--full", action="store_true", help="both scales, 4 localities, loads 0.1..1.0")
+    parser.add_argument("--out", type=Path, default=Path("reproductions") / "opsquare_fig2_3")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    base = FULL if args.full else QUICK
+    sweep = LoadSweep(networks=base.networks, scales=base.scales, localities=base.localities, loads=base.loads,
+                      seed=args.seed)
+
+    started = time.perf_counter()
+
+    def progress(done: int, total: int, row: dict) -> None:
+        print(f"[{done}/{total}] {row['network']:9s} {row['num_nodes']:5d} nodes  locality {row['locality']:.2f}"
+              f"  load {row['load']:.1f}  throughput {row['throughput']:.3f}  ({row['wall_s']:.1f} s)", flush=True)
+
+    rows = run_sweep(sweep, jobs=args.jobs, progress=progress)
+    frame = pd.DataFrame(rows)
+    args.out.mkdir(parents=True, exist_ok=True)
+    frame.drop(columns="wall_s").to_csv(args.out / "results.csv", index=False)
+    claims = pd.DataFrame([claim.as_row() for claim in check_claims(frame)])
+    claims.to_csv(args.out / "comparison.csv", index=False)
+    figures = [plot_network(frame, network, args.out) for network in sweep.networks]
+
+    text = str
+    print()
+    print(format_table(claims.to_dict("records"), {"figure": text, "claim": text, "paper": text, "measured": text,
+                                                    "agrees": lambda v: {True: "yes", False: "NO"}.get(v, "n/a")}))
+    print(f"\n{len(rows)} points in {time.perf_counter() - started:.1f} s; wrote {args.out / 'results.csv'}, "
+          f"{args.out / 'comparison.csv'}, " + ", ".join(str(path) for path in figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

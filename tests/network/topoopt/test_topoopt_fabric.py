@@ -1,0 +1,173 @@
+"""The topoopt and expander fabrics and the topoopt_ring algorithm on the normal pricing path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.network import estimate_collective, make_fabric
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.collectives.topoopt_ring import TopoOptRing, ring_orders
+from ddlsim.network.estimate import StepPricer, price_explicit, price_schedule
+from ddlsim.network.fabrics.topoopt.fabric import TopoOptFabric
+from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand, topology_finder
+from ddlsim.network.patterns import Mesh, Pairs
+from ddlsim.network.placement import Placement
+from ddlsim.network.verify import verify_explicit
+from ddlsim.types import GroupLayout
+
+GBPS = 1e9
+
+
+def _fabric(n: int = 128, degree: int = 4, bandwidth: float = 100 * GBPS, **extra) -> TopoOptFabric:
+    return TopoOptFabric(num_nodes=n, degree=degree, link_bandwidth_bps=bandwidth, link_latency_s=1e-6, **extra)
+
+
+def test_default_config_is_the_section_5_3_cluster():
+    fabric = make_fabric("topoopt")
+    assert (fabric.num_nodes, fabric.degree, fabric.link_bandwidth_bps, fabric.link_latency_s) == (128, 4, 1e11, 1e-6)
+    assert fabric.shard(128).circulant_rules == (1, 3, 11, 37)
+    with pytest.raises(ConfigError, match="1008 ports"):
+        make_fabric("topoopt", num_nodes=2000)
+    assert make_fabric("topoopt", num_nodes=2000, check_port_count=False).num_nodes == 2000
+    with pytest.raises(ConfigError, match="384 ports"):
+        make_fabric("topoopt", num_nodes=400, switch="ocs_3d_mems")
+    with pytest.raises(ConfigError, match="distinct rules"):
+        make_fabric("topoopt", rules=[1, 1])
+
+
+@pytest.mark.parametrize("n", [2, 7, 16, 128])
+def test_topoopt_ring_all_reduce_matches_alpha_beta_over_d_rings(n):
+    fabric = _fabric(n=n)
+    size = 10**9
+    rings = len(fabric.ring_rules(GroupLayout(n)))
+    estimate = estimate_collective("all_reduce", size, n, fabric=fabric, algorithm="topoopt_ring", device=None)
+    steps = 2 * (n - 1)
+    assert estimate.num_steps == steps
+    assert estimate.latency_s == pytest.approx(steps * 1e-6)
+    assert estimate.transfer_s == pytest.approx(steps * size / (n * rings) * 8 / (100 * GBPS))
+    # The generic ring uses one interface only: d times slower transfers on a d-ring shard.
+    single = estimate_collective("all_reduce", size, n, fabric=fabric, algorithm="ring", device=None)
+    assert single.transfer_s == pytest.approx(estimate.transfer_s * rings)
+
+
+def test_topoopt_ring_is_best_for_large_all_reduce():
+    estimate = estimate_collective("all_reduce", 10**9, 128, fabric=_fabric(), algorithm="best")
+    assert estimate.algorithm == "topoopt_ring"
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather"])
+def test_topoopt_ring_explicit_schedules_verify_and_price_like_compact(op):
+    algorithm = TopoOptRing()
+    for n in (*range(2, 41), 64, 97):
+        fabric = _fabric(n=n, degree=3)
+        request = ScheduleRequest.single_group(op, n, fabric, size_bytes=10**6)
+        explicit = algorithm.explicit(request)
+        verify_explicit(explicit)
+        by_step = price_explicit(fabric, explicit, request.layout, request.placement, 10**6, None)
+        compact = price_schedule(StepPricer(fabric), algorithm.compact(request), request.layout,
+                                 request.placement, 10**6, None)
+        assert by_step.time_s == pytest.approx(compact.time_s, rel=1e-12)
+        assert by_step.num_steps == compact.num_steps
+
+
+def test_ring_orders_visit_every_member():
+    orders = ring_orders(12, (1, 5, 7, 11))
+    assert orders[1].tolist() == [0, 5, 10, 3, 8, 1, 6, 11, 4, 9, 2, 7]
+    assert all(sorted(row) == list(range(12)) for row in orders.tolist())
+
+
+def test_topoopt_ring_needs_a_topoopt_fabric():
+    ideal = make_fabric("ideal", num_nodes=16)
+    assert "co-designed" in TopoOptRing().supports(ideal, "all_reduce", 16)
+    with pytest.raises(InfeasibleError, match="co-designed"):
+        estimate_collective("all_reduce", 10**6, 16, fabric=ideal, algorithm="topoopt_ring")
+
+
+def test_forwarded_traffic_loads_every_link_it_crosses():
+    fabric = _fabric(n=12, degree=2)                 # rings +1 and +5 (ratio sqrt(12))
+    layout, placement = GroupLayout(12), Placement(12)
+    direct = fabric.price(Pairs(12, np.arange(12), (np.arange(12) + 5) % 12), layout, placement)
+    relayed = fabric.price(Pairs(12, np.arange(12), (np.arange(12) + 3) % 12), layout, placement)
+    assert direct.s_per_unit == pytest.approx(8 / (100 * GBPS))
+    # offset 3 = 5 + 5 + 5 (mod 12): three hops, every ring +5 link carries three transfers.
+    assert relayed.latency_s == pytest.approx(3e-6)
+    assert relayed.s_per_unit == pytest.approx(3 * 8 / (100 * GBPS))
+
+
+def test_full_mesh_closed_form_equals_listing():
+    fabric = _fabric(n=30, degree=3)
+    layout, placement = GroupLayout(30), Placement(30)
+    mesh = Mesh(30, np.zeros(30, dtype=np.int64), weight=2.0)
+    closed = fabric.price(mesh, layout, placement)
+    listed = TopoOptFabric.price_listed(fabric, mesh, layout, placement)
+    pairs = mesh.pairs()
+    by_pairs = fabric.price(Pairs(30, pairs.src, pairs.dst, pairs.weight), layout, placement)
+    assert closed.s_per_unit == pytest.approx(by_pairs.s_per_unit)
+    assert closed.latency_s == pytest.approx(by_pairs.latency_s)
+    assert listed.s_per_unit == pytest.approx(by_pairs.s_per_unit)
+
+
+def test_bandwidth_tax_report():
+    fabric = _fabric(n=128, degree=4)
+    src, dst = np.meshgrid(np.arange(128), np.arange(128), indexing="ij")
+    report = fabric.traffic_report(src.ravel(), dst.ravel(), 1e6)
+    assert report.bandwidth_tax == pytest.approx(fabric.shard(128).mean_path_length())
+    assert report.bandwidth_tax > 4
+    neighbours = fabric.traffic_report(np.arange(128), (np.arange(128) + 37) % 128, 1e6)
+    assert neighbours.bandwidth_tax == 1.0 and neighbours.max_hops == 1
+
+
+def test_fabric_from_topology_finder_plan():
+    n = 16
+    layout = GroupLayout(n)
+    demand = np.zeros((n, n))
+    demand[0, :] = demand[:, 0] = 1e9
+    np.fill_diagonal(demand, 0)
+    plan = topology_finder(n, 4, [AllReduceDemand(layout, 4e10)], demand)
+    fabric = TopoOptFabric.for_plan(plan, 100 * GBPS)
+    assert fabric.ring_rules(layout) == plan.rings[0].rules
+    assert fabric.shard(n) is plan.topology
+    estimate = estimate_collective("all_reduce", 10**9, n, fabric=fabric, algorithm="topoopt_ring", device=None)
+    rings = len(plan.rings[0].rules)
+    assert estimate.transfer_s == pytest.approx(2 * (n - 1) * 10**9 / (n * rings) * 8 / (100 * GBPS))
+    # A job of another size gets the default ring shard.
+    assert fabric.shard(8).circulant_rules is not None
+
+
+def test_strided_groups_use_their_own_rings():
+    fabric = _fabric(n=32, degree=4)
+    dp = GroupLayout(size=8, stride=4, num_ranks=32)
+    assert fabric.ring_rules(dp) == fabric.default_rules(8)
+    estimate = estimate_collective("all_reduce", 10**8, fabric=fabric, algorithm="topoopt_ring", layout=dp)
+    assert estimate.time_s > 0 and estimate.num_steps == 14
+
+
+def test_job_larger_than_cluster_and_bad_rules():
+    with pytest.raises(InfeasibleError, match="do not fit"):
+        estimate_collective("all_reduce", 10**6, 256, fabric=_fabric(n=128))
+    fabric = make_fabric("topoopt", rules=[1, 3])
+    with pytest.raises(InfeasibleError, match="coprime"):
+        estimate_collective("all_reduce", 10**6, 6, fabric=fabric, algorithm="ring")
+
+
+def test_network_cost_of_the_job_shard():
+    cost = make_fabric("topoopt").network_cost(128)
+    assert cost.scope == "job" and cost.components["patch_panel_ports"] == 2 * 128 * 4
+    with pytest.raises(InfeasibleError, match="no price"):
+        make_fabric("topoopt", switch="rotornet", num_nodes=64).network_cost(64)
+
+
+def test_expander_fabric():
+    fabric = make_fabric("expander")
+    shard = fabric.shard(128)
+    assert shard.out_degree().tolist() == [4] * 128
+    ring = estimate_collective("all_reduce", 10**9, 128, fabric=fabric, algorithm="ring", device=None)
+    topo = estimate_collective("all_reduce", 10**9, 128, fabric=_fabric(), algorithm="ring", device=None)
+    assert ring.time_s > topo.time_s          # ring neighbours are rarely adjacent in a random graph
+    assert fabric.shard(3).num_links == 6     # a small job: a triangle
+    assert make_fabric("expander", seed=1).shard(128).num_links == 512
+    with pytest.raises(ConfigError):
+        make_fabric("expander", num_nodes=10, degree=10)
+    assert fabric.network_cost(128).components["nics"] == 512

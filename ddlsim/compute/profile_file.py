@@ -21,7 +21,7 @@ from ddlsim.types import Phase, Precision, ShardSignature
 
 COLUMNS: tuple[str, ...] = (
     "signature_key", "model_kind", "shape", "local_batch", "precision", "checkpointing", "phase", "device",
-    "time_s", "time_mean_s", "time_std_s", "wall_time_s", "kernels",
+    "time_s", "statistic", "time_median_s", "time_min_s", "time_mean_s", "time_std_s", "wall_time_s", "kernels",
     "counted_flop", "counted_bytes", "achieved_flop_per_s", "task_flop", "task_memory_bytes",
     "run_precision", "iterations", "warmup", "torch_version", "cuda_version", "date",
 )

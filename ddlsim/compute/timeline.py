@@ -63,10 +63,11 @@ class PhaseSample:
 
 @dataclass(frozen=True)
 class PhaseSummary:
-    """One phase over all measured iterations: the median is the number a profile row keeps."""
+    """One phase over all measured iterations: median, minimum, mean and spread of the busy time."""
 
     phase: str
-    time_s: float
+    time_median_s: float
+    time_min_s: float
     time_mean_s: float
     time_std_s: float
     wall_time_s: float
@@ -127,7 +128,7 @@ def attribute(windows: Sequence[Window], activities: Iterable[Activity]) -> list
 
 
 def summarise(samples: Iterable[PhaseSample]) -> dict[str, PhaseSummary]:
-    """Median, mean and spread per phase, over the iterations in `samples`."""
+    """Median, minimum, mean and spread per phase, over the iterations in `samples`."""
     by_phase: dict[str, list[PhaseSample]] = defaultdict(list)
     for sample in samples:
         by_phase[sample.phase].append(sample)
@@ -136,7 +137,8 @@ def summarise(samples: Iterable[PhaseSample]) -> dict[str, PhaseSummary]:
         busy = [sample.busy_s for sample in group]
         summaries[phase] = PhaseSummary(
             phase=phase,
-            time_s=statistics.median(busy),
+            time_median_s=statistics.median(busy),
+            time_min_s=min(busy),
             time_mean_s=statistics.fmean(busy),
             time_std_s=statistics.pstdev(busy),
             wall_time_s=statistics.median(sample.wall_s for sample in group),

@@ -37,6 +37,7 @@ class ProfileTaskConfig:
     name: str = "profile"
     iterations: int = 20
     warmup: int = 3
+    statistic: str = "median"
     torch_device: str = "auto"
     cpu_threads: int = 0
     output_dir: str = ""
@@ -68,7 +69,7 @@ class ProfileTask:
 
     @classmethod
     def from_config(cls, config: ProfileTaskConfig) -> ProfileTask:
-        settings = ProfileSettings(iterations=config.iterations, warmup=config.warmup)
+        settings = ProfileSettings(iterations=config.iterations, warmup=config.warmup, statistic=config.statistic)
         if config.cpu_threads < 0:
             raise ConfigError("cpu_threads", config.cpu_threads, "must be >= 1, or 0 to keep torch's thread count")
         for batch in config.local_batches:

@@ -63,3 +63,13 @@ def test_counting_a_matrix_product():
 def test_settings_are_checked():
     with pytest.raises(ConfigError, match="iterations"):
         ProfileSettings(iterations=0)
+
+
+def test_minimum_statistic_for_shared_machines(one_thread):
+    measurement = profile_shard(toy_shard(), local_identity("cpu"),
+                                ProfileSettings(iterations=4, warmup=1, statistic="min"))
+    assert measurement.statistic == "min"
+    for phase in measurement.phases:
+        assert phase.time_s == phase.time_min_s <= phase.time_median_s <= phase.time_mean_s + phase.time_std_s * 2
+    with pytest.raises(ConfigError, match="statistic"):
+        ProfileSettings(statistic="mean")

@@ -26,5 +26,6 @@ def test_recompute_nested_in_backward_is_its_own_phase():
 def test_summary_takes_the_median_over_iterations():
     samples = [PhaseSample("forward", i, busy, busy, 3) for i, busy in enumerate([1.0, 2.0, 100.0])]
     summary = summarise(samples)["forward"]
-    assert summary.time_s == 2.0 and summary.iterations == 3 and summary.kernels == 3
+    assert summary.time_median_s == 2.0 and summary.time_min_s == 1.0
+    assert summary.iterations == 3 and summary.kernels == 3
     assert summary.time_mean_s == pytest.approx(103 / 3)

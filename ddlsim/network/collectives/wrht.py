@@ -18,11 +18,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.optical_ring.budget import num_levels
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
+from ddlsim.network.collectives.builder import ScheduleBuilder
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.optical_ring.budget import max_communication_length, num_levels
+from ddlsim.network.fabrics.optical_ring.fabric import OpticalRing
+from ddlsim.network.fabrics.optical_ring.params import OpticalRingConfig
+from ddlsim.network.patterns import Pairs, content_key
+from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
+from ddlsim.registry import ALGORITHMS
+from ddlsim.types import CollectiveOp
 
 
 def last_stage_size(num_ranks: int, group_size: int) -> int:
@@ -135,12 +145,17 @@ def group_consecutive(active: np.ndarray, group_size: int) -> tuple[np.ndarray, 
     return group_of, reps
 
 
-def wrht_plan(num_ranks: int, group_size: int, wavelengths: int) -> list[Stage]:
-    """Every step of WRHT's all-reduce on positions 0..N-1, reduce stage then broadcast stage."""
+def wrht_plan(num_ranks: int, group_size: int, wavelengths: int, *, all_to_all: bool | None = None) -> list[Stage]:
+    """Every step of WRHT's all-reduce on positions 0..N-1, reduce stage then broadcast stage.
+
+    `all_to_all` forces the choice of the last reduce step (None: the paper's rule).
+    """
     levels = num_levels(num_ranks, group_size)
     if levels == 0:
         return []
-    all_to_all = uses_all_to_all(num_ranks, group_size, wavelengths)
+    if all_to_all is None:
+        all_to_all = uses_all_to_all(num_ranks, group_size, wavelengths)
+    all_to_all = all_to_all and last_stage_size(num_ranks, group_size) > 1
     active = np.arange(num_ranks)
     reduce: list[Stage] = []
     for level in range(levels):
@@ -177,3 +192,105 @@ def hring_steps(num_ranks: int, group_size: int, wavelengths: int) -> int:
     else:
         value = 2 * (2 * group_size**2 + num_ranks) / group_size - 6
     return math.ceil(value)
+
+
+# -- the registered algorithm -------------------------------------------------------------------
+
+@dataclass
+class WrhtConfig:
+    name: str = "wrht"
+    m: int = 0  # group size; 0: the largest that Lemma 1 (2w + 1) and the optical budget allow
+
+
+@ALGORITHMS.register("wrht", WrhtConfig)
+@dataclass(frozen=True)
+class Wrht(CollectiveAlgorithm):
+    """WRHT all-reduce on the WDM optical ring: hierarchical groups of m, all-to-all last stage."""
+
+    m: int = 0
+    name: str = "wrht"
+    ops: ClassVar[frozenset[CollectiveOp]] = frozenset({CollectiveOp.ALL_REDUCE})
+
+    @classmethod
+    def from_config(cls, config: WrhtConfig) -> Wrht:
+        check_group_size(config.m)
+        return cls(config.m, config.name)
+
+    def supports(self, fabric: Fabric, op: CollectiveOp, group_size: int) -> str | None:
+        reason = super().supports(fabric, op, group_size)
+        if reason is None and not isinstance(fabric, OpticalRing):
+            return "WRHT is co-designed with the WDM optical ring (fabric=optical_ring)"
+        return reason
+
+    def group_size(self, request: ScheduleRequest) -> int:
+        """m for this request: the configured one (checked against the optical budget) or the best."""
+        fabric, n = request.fabric, request.group_size
+        assert isinstance(fabric, OpticalRing)
+        if self.m:
+            if not fabric.group_size_ok(n, self.m):
+                raise InfeasibleError(
+                    f"WRHT group size m = {self.m} on {n} ranks fails the optical budget of {fabric.name} "
+                    f"(Eqs. 7-13: lightpaths pass {max_communication_length(n, self.m)} interfaces); "
+                    f"m' = {_max_group_size_text(fabric, n)}")
+            return self.m
+        return best_group_size(n, fabric.wavelengths,
+                               lambda m: fabric.group_size_ok(n, m) and self._gathers_fit(request, m))
+
+    def _gathers_fit(self, request: ScheduleRequest, group_size: int) -> bool:
+        """True when every group step fits the fabric (broadcasts reuse the gathers' segments)."""
+        stages = wrht_plan(request.group_size, group_size, request.fabric.wavelengths, all_to_all=False)
+        return all(request.fabric.fits(self._pattern(request, stage, group_size), request.layout, request.placement)
+                   for stage in stages if stage.kind is StageKind.GATHER)
+
+    def plan(self, request: ScheduleRequest) -> list[Stage]:
+        """WRHT's stages for this request; the all-to-all last stage only where the fabric carries it."""
+        fabric, n = request.fabric, request.group_size
+        group_size = self.group_size(request)
+        stages = wrht_plan(n, group_size, fabric.wavelengths)
+        for stage in stages:
+            pattern = self._pattern(request, stage, group_size)
+            if stage.kind is StageKind.ALL_TO_ALL and not fabric.fits(pattern, request.layout, request.placement):
+                return wrht_plan(n, group_size, fabric.wavelengths, all_to_all=False)
+        return stages
+
+    def _pattern(self, request: ScheduleRequest, stage: Stage, group_size: int) -> Pairs:
+        src, dst = stage.transfers()
+        key = ("wrht", group_size, stage.kind.value, stage.members.size, content_key(stage.members))
+        return Pairs(request.group_size, src, dst, key=key)
+
+    def _build(self, request: ScheduleRequest, explicit: bool) -> ScheduleBuilder:
+        builder = ScheduleBuilder(request, self.name, 1, explicit=explicit)
+        group_size = self.group_size(request)
+        for level, stage in enumerate(self.plan(request)):
+            pattern = self._pattern(request, stage, group_size)
+            reductions: tuple[Reduction, ...] = ()
+            if stage.kind is not StageKind.BROADCAST:
+                largest_group = int(np.bincount(stage.group_of).max())
+                fan_in = stage.members.size if stage.kind is StageKind.ALL_TO_ALL else largest_group
+                reductions = (Reduction(fan_in, builder.payload),) if fan_in > 1 else ()
+            step = CompactStep(pattern, builder.payload, reductions=reductions, label=f"{stage.kind.value} {level}")
+
+            def rows(step=step, pattern=pattern, kind=stage.kind):
+                zeros = np.zeros(pattern.src.size, dtype=np.int64)
+                yield builder.rows(pattern.src, pattern.dst, zeros, zeros, kind is not StageKind.BROADCAST, step)
+
+            builder.add(step, rows)
+        return builder
+
+    def build_compact(self, request: ScheduleRequest) -> Schedule:
+        return self._build(request, explicit=False).schedule()
+
+    def build_explicit(self, request: ScheduleRequest) -> ExplicitSchedule:
+        return self._build(request, explicit=True).explicit_schedule()
+
+    def verification_fabric(self, group_size: int) -> Fabric:
+        # Two wavelengths give groups of 5 and several levels from 6 ranks up.
+        return OpticalRing.from_config(OpticalRingConfig(num_nodes=max(group_size, 1), wavelengths=2,
+                                                         optical_constraints=False))
+
+
+def _max_group_size_text(fabric: OpticalRing, num_ranks: int) -> str:
+    try:
+        return str(fabric.max_group_size(num_ranks))
+    except InfeasibleError:
+        return "none"

@@ -15,11 +15,12 @@ All `world` GPUs train together: the MLPs are data parallel on every GPU (torchr
    fits). RAMP Table 10 is this rule: 8 tables x 4096 columns that do not fit one 80 GB GPU, on
    256 GPUs, give k = 32 shards of 128 columns, one per GPU.
 3. If no column split down to `min_shard_dim` columns fits, the plan is infeasible.
+   `sharding` = ``table_wise`` or ``column_wise`` forces rule 1 or rule 2 instead.
    (torchrec's ``row_wise`` and ``table_row_wise`` are not chosen by this rule; torchrec's own
    planner can produce them, see `torchrec_plan`.)
 
-Memory per GPU: embedding weights in fp16 (2 bytes; sparse SGD keeps no optimizer state and its
-fused kernel updates rows in place), dense model states at `DENSE_STATE_BYTES_PER_PARAM`, and
+Memory per GPU: embedding weights at `value_bytes` (2, fp16, by default; sparse SGD keeps no
+optimizer state and its fused kernel updates rows in place), dense model states at `DENSE_STATE_BYTES_PER_PARAM`, and
 activations per local sample (`activation_bytes_per_sample`). The local batch fills what is left
 unless the global batch (local = global / G) or `parallel.micro_batch` fixes it.
 """
@@ -35,9 +36,8 @@ from ddlsim import units
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 
-EMBEDDING_BYTES_PER_PARAM = 2  # fp16 tables, sparse SGD: no optimizer state
+VALUE_BYTES = 2  # fp16 tables, activations and messages (RAMP: half precision); sparse SGD keeps no state
 DENSE_STATE_BYTES_PER_PARAM = 8  # fp16 weights and gradients, fp32 master weights (SGD has no moments)
-ACTIVATION_BYTES = 2
 INDEX_BYTES = 8  # int64 embedding ids
 OFFSET_BYTES = 4  # int32 lengths, one per (feature, sample)
 
@@ -52,6 +52,7 @@ class DlrmPlan:
     local_batch: int
     max_local_batch: int
     memory_bytes: int
+    value_bytes: int = VALUE_BYTES
 
     @property
     def global_batch(self) -> int:
@@ -59,7 +60,7 @@ class DlrmPlan:
 
     @property
     def embedding_bytes(self) -> int:
-        return EMBEDDING_BYTES_PER_PARAM * self.shard.embedding_params()
+        return self.value_bytes * self.shard.embedding_params()
 
     @property
     def dense_state_bytes(self) -> int:
@@ -67,7 +68,7 @@ class DlrmPlan:
 
     @property
     def activation_bytes(self) -> int:
-        return math.ceil(self.local_batch * activation_bytes_per_sample(self.shard))
+        return math.ceil(self.local_batch * activation_bytes_per_sample(self.shard, self.value_bytes))
 
     @property
     def memory_per_gpu_bytes(self) -> int:
@@ -76,13 +77,13 @@ class DlrmPlan:
     def all_to_all_bytes(self) -> int:
         """Per-rank buffer of one pooled-embedding all-to-all (the busiest rank's larger side)."""
         elements = max(self.shard.pooled_elements(self.local_batch), self.shard.received_elements(self.local_batch))
-        return ACTIVATION_BYTES * elements
+        return self.value_bytes * elements
 
     def dense_all_reduce_bytes(self) -> int:
-        return ACTIVATION_BYTES * self.model.dense_params()
+        return self.value_bytes * self.model.dense_params()
 
 
-def activation_bytes_per_sample(shard: DlrmShard) -> float:
+def activation_bytes_per_sample(shard: DlrmShard, value_bytes: int = VALUE_BYTES) -> float:
     """Device bytes one local sample needs at the peak of an iteration.
 
     The shard's lookups for its `world` share of samples (ids, lengths, pooled output and its
@@ -92,53 +93,65 @@ def activation_bytes_per_sample(shard: DlrmShard) -> float:
     """
     model = shard.model
     lookups = shard.world * shard.local_tables
-    sparse = lookups * (model.pooling * INDEX_BYTES + OFFSET_BYTES) + 2 * ACTIVATION_BYTES * lookups * shard.shard_dim
-    exchanged = 2 * ACTIVATION_BYTES * model.num_tables * model.embedding_dim
+    sparse = lookups * (model.pooling * INDEX_BYTES + OFFSET_BYTES) + 2 * value_bytes * lookups * shard.shard_dim
+    exchanged = 2 * value_bytes * model.num_tables * model.embedding_dim
     vectors = model.num_tables + 1
-    interaction = ACTIVATION_BYTES * (vectors * model.embedding_dim + vectors * vectors + model.interaction_width)
-    mlps = 2 * ACTIVATION_BYTES * (sum(model.bottom_dims()[1:]) + sum(model.top_dims()[1:]))
+    interaction = value_bytes * (vectors * model.embedding_dim + vectors * vectors + model.interaction_width)
+    mlps = 2 * value_bytes * (sum(model.bottom_dims()[1:]) + sum(model.top_dims()[1:]))
     return sparse + exchanged + interaction + mlps
 
 
-def _embedding_placement(model: DlrmShape, world: int, budget_bytes: float,
-                         min_shard_dim: int) -> tuple[ShardingType, int, int]:
-    """(sharding type, shards per table, shards on the busiest GPU) by rules 1-3."""
-    table_bytes = EMBEDDING_BYTES_PER_PARAM * model.rows * model.embedding_dim
-    if model.num_tables >= world and math.ceil(model.num_tables / world) * table_bytes <= budget_bytes:
-        return ShardingType.TABLE_WISE, 1, math.ceil(model.num_tables / world)
+SHARDING_CHOICES = ("auto", ShardingType.TABLE_WISE.value, ShardingType.COLUMN_WISE.value)
+
+
+def _embedding_placement(model: DlrmShape, world: int, budget_bytes: float, min_shard_dim: int,
+                         sharding: str = "auto", value_bytes: int = VALUE_BYTES) -> tuple[ShardingType, int, int]:
+    """(sharding type, shards per table, shards on the busiest GPU) by rules 1-3, or as forced."""
+    table_bytes = value_bytes * model.rows * model.embedding_dim
+    show = units.format_size_bytes
+    busiest_tables = math.ceil(model.num_tables / world)
+    if sharding == ShardingType.TABLE_WISE.value:
+        if busiest_tables * table_bytes > budget_bytes:
+            raise InfeasibleError(f"{busiest_tables} whole tables of {show(table_bytes)} exceed the embedding budget "
+                                  f"of {show(budget_bytes)} per GPU")
+        return ShardingType.TABLE_WISE, 1, busiest_tables
+    if sharding == "auto" and model.num_tables >= world and busiest_tables * table_bytes <= budget_bytes:
+        return ShardingType.TABLE_WISE, 1, busiest_tables
     splits = [k for k in range(2, model.embedding_dim // min_shard_dim + 1) if model.embedding_dim % k == 0]
     fitting = [k for k in splits if math.ceil(model.num_tables * k / world) * table_bytes / k <= budget_bytes]
     spreading = [k for k in fitting if model.num_tables * k >= world]
     if spreading or fitting:
         k = spreading[0] if spreading else fitting[-1]
         return ShardingType.COLUMN_WISE, k, math.ceil(model.num_tables * k / world)
-    show = units.format_size_bytes
     raise InfeasibleError(
         f"embedding tables of {model.rows:,} x {model.embedding_dim} do not fit {show(budget_bytes)} per GPU on "
         f"{world} GPUs, even cut into column shards of {min_shard_dim} columns")
 
 
 def partition_dlrm(model: DlrmShape, world: int, memory_bytes: int, *, global_batch: int = 0,
-                   local_batch: int = 0, min_shard_dim: int = 1) -> DlrmPlan:
+                   local_batch: int = 0, min_shard_dim: int = 1, sharding: str = "auto",
+                   value_bytes: int = VALUE_BYTES) -> DlrmPlan:
     """Place the embeddings (rules 1-3), then choose the local batch (module docstring)."""
     dense_states = DENSE_STATE_BYTES_PER_PARAM * model.dense_params()
     if dense_states >= memory_bytes:
         show = units.format_size_bytes
         raise InfeasibleError(f"the MLPs' model states ({show(dense_states)}) exceed the device memory "
                               f"({show(memory_bytes)})")
-    sharding, k, per_gpu = _embedding_placement(model, world, memory_bytes - dense_states, min_shard_dim)
+    kind, k, per_gpu = _embedding_placement(model, world, memory_bytes - dense_states, min_shard_dim, sharding,
+                                            value_bytes)
     shard = DlrmShard(model, per_gpu, model.rows, model.embedding_dim // k, world)
-    return plan_with_batch(shard, sharding, k, memory_bytes, global_batch=global_batch, local_batch=local_batch)
+    return plan_with_batch(shard, kind, k, memory_bytes, global_batch=global_batch, local_batch=local_batch,
+                           value_bytes=value_bytes)
 
 
 def plan_with_batch(shard: DlrmShard, sharding: ShardingType, shards_per_table: int, memory_bytes: int, *,
-                    global_batch: int = 0, local_batch: int = 0) -> DlrmPlan:
+                    global_batch: int = 0, local_batch: int = 0, value_bytes: int = VALUE_BYTES) -> DlrmPlan:
     """The plan for a placed `shard`: the local batch fills the memory left, unless fixed."""
     model, world = shard.model, shard.world
     show = units.format_size_bytes
     left = (memory_bytes - DENSE_STATE_BYTES_PER_PARAM * model.dense_params()
-            - EMBEDDING_BYTES_PER_PARAM * shard.embedding_params())
-    per_sample = activation_bytes_per_sample(shard)
+            - value_bytes * shard.embedding_params())
+    per_sample = activation_bytes_per_sample(shard, value_bytes)
     max_local = int(max(left, 0) // per_sample)
     if local_batch:
         chosen = local_batch
@@ -150,4 +163,4 @@ def plan_with_batch(shard: DlrmShard, sharding: ShardingType, shards_per_table: 
         raise InfeasibleError(
             f"a local batch of {max(chosen, 1)} needs {show(max(chosen, 1) * per_sample)} of activations but only "
             f"{show(max(left, 0))} remain after the embedding shards and MLP states ({max_local} samples fit)")
-    return DlrmPlan(model, world, sharding, shards_per_table, shard, chosen, max_local, memory_bytes)
+    return DlrmPlan(model, world, sharding, shards_per_table, shard, chosen, max_local, memory_bytes, value_bytes)

@@ -5,7 +5,7 @@ all-to-all gives every GPU its samples' embeddings, then the interaction and MLP
 local batch. Backward mirrors it: the MLPs, then the all-to-all of the pooled-embedding
 gradients, then the sparse gradient of the shards. Then the data-parallel all-reduce of the MLP
 gradients over all GPUs, and the optimizer step (sparse SGD on the looked-up rows, dense SGD on
-the MLPs). All-to-all and all-reduce messages are 16-bit.
+the MLPs). Messages carry values of the plan's `value_bytes` (2 bytes, fp16, by default).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ def _task_cost(plan: DlrmPlan) -> dict[str, tuple[float, float]]:
     """(flop, bytes moved) of the forward, backward and optimizer tasks of one GPU."""
     shard, model, batch = plan.shard, plan.model, plan.local_batch
     gathered = shard.pooled_elements(batch) * model.pooling  # embedding values read (forward) or written
-    embedding_bytes = 2.0 * gathered
-    dense = 2.0 * (mlp_params(model.bottom_dims()) + mlp_params(model.top_dims()))
+    embedding_bytes = plan.value_bytes * gathered
+    dense = plan.value_bytes * (mlp_params(model.bottom_dims()) + mlp_params(model.top_dims()))
     forward_bytes = embedding_bytes + dense + plan.activation_bytes
     forward_flop = shard.forward_flop(batch)
     backward_flop = 2.0 * model.dense_forward_flop(batch) + shard.embedding_forward_flop(batch)

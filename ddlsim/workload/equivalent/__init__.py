@@ -75,6 +75,12 @@ def build_equivalent_shard(signature: ShardSignature, device: str | torch.device
     return builder(signature, torch.device(device))
 
 
-from ddlsim.workload.equivalent import dlrm_shard, lm_head, megatron_layer  # noqa: E402,F401  (registers kinds)
+from ddlsim.workload.equivalent import (  # noqa: E402,F401  (registers kinds)
+    dense_models,
+    dlrm_shard,
+    lm_head,
+    megatron_layer,
+    ncf_shard,
+)
 
 __all__ = ["EquivalentShard", "build_equivalent_shard", "equivalent_kinds", "register_equivalent"]

@@ -48,11 +48,8 @@ def _mlp(dims: list[int], device: torch.device, last_relu: bool) -> nn.Sequentia
     return nn.Sequential(*layers)
 
 
-def _embedding_bags(shard: DlrmShard, precision: Precision, device: torch.device) -> tuple[nn.Module, bool]:
+def embedding_bags(tables: list[EmbeddingBagConfig], device: torch.device) -> tuple[nn.Module, bool]:
     """(module, fused): torchrec's fused-SGD collection where it builds, else the plain one."""
-    tables = [EmbeddingBagConfig(name=f"shard{i}", embedding_dim=shard.shard_dim, num_embeddings=shard.shard_rows,
-                                 feature_names=[f"feature{i}"], data_type=_TABLE_DTYPE.get(precision, DataType.FP32))
-              for i in range(shard.local_tables)]
     if device.type != "meta":
         try:
             from torchrec.modules.fused_embedding_modules import FusedEmbeddingBagCollection
@@ -68,6 +65,38 @@ def _embedding_bags(shard: DlrmShard, precision: Precision, device: torch.device
     return EmbeddingBagCollection(tables=tables, device=device), False
 
 
+def table_dtype(precision: Precision) -> DataType:
+    return _TABLE_DTYPE.get(precision, DataType.FP32)
+
+
+def exchanged(pooled: torch.Tensor, rows: int, width: int) -> torch.Tensor:
+    """Stand-in for the pooled-embedding all-to-all: the same values reshaped to (rows, width),
+    truncated or tiled when the shard's output and the GPU's input differ in size."""
+    needed = rows * width
+    flat = pooled.reshape(-1)
+    if flat.numel() < needed:
+        flat = flat.repeat(math.ceil(needed / flat.numel()))
+    return flat[:needed].view(rows, width)
+
+
+def sparse_optimizer(bags: nn.Module, fused: bool):
+    """Dense SGD over every parameter the fused embedding kernel does not already update."""
+    fused_ids = {id(p) for p in bags.parameters()} if fused else set()
+
+    def make_optimizer(params) -> torch.optim.Optimizer:
+        return torch.optim.SGD([p for p in params if id(p) not in fused_ids], lr=LEARNING_RATE)
+
+    return make_optimizer
+
+
+def random_sparse_batch(keys: list[str], rows: list[int], samples: int, pooling: int,
+                        device: torch.device) -> KeyedJaggedTensor:
+    """`pooling` random ids per sample for each feature in `keys` (feature i indexes `rows[i]` rows)."""
+    lengths = torch.full((len(keys) * samples,), pooling, dtype=torch.int32, device=device)
+    values = torch.cat([torch.randint(0, r, (samples * pooling,), device=device) for r in rows])
+    return KeyedJaggedTensor.from_lengths_sync(keys=keys, values=values, lengths=lengths)
+
+
 class DlrmShardModule(nn.Module):
     """This GPU's embedding shards, the replicated MLPs and the dot interaction."""
 
@@ -75,42 +104,27 @@ class DlrmShardModule(nn.Module):
         super().__init__()
         self.shard = shard
         model = shard.model
-        self.embedding_bags, self.fused_embeddings = _embedding_bags(shard, precision, device)
+        tables = [EmbeddingBagConfig(name=f"shard{i}", embedding_dim=shard.shard_dim,
+                                     num_embeddings=shard.shard_rows, feature_names=[f"feature{i}"],
+                                     data_type=table_dtype(precision)) for i in range(shard.local_tables)]
+        self.embedding_bags, self.fused_embeddings = embedding_bags(tables, device)
         self.bottom_mlp = _mlp(model.bottom_dims(), device, last_relu=True)
         self.top_mlp = _mlp(model.top_dims(), device, last_relu=False)
         rows, cols = torch.tril_indices(model.num_tables + 1, model.num_tables + 1, offset=-1)
         self.register_buffer("pair_rows", rows.to(device), persistent=False)
         self.register_buffer("pair_cols", cols.to(device), persistent=False)
 
-    def exchanged_embeddings(self, pooled: torch.Tensor, local_batch: int) -> torch.Tensor:
-        """Stand-in for the pooled-embedding all-to-all: same element count, reshaped."""
-        model = self.shard.model
-        needed = local_batch * model.num_tables * model.embedding_dim
-        flat = pooled.reshape(-1)
-        if flat.numel() < needed:
-            flat = flat.repeat(math.ceil(needed / flat.numel()))
-        return flat[:needed].view(local_batch, model.num_tables, model.embedding_dim)
-
     def forward(self, dense: torch.Tensor, sparse: KeyedJaggedTensor,
                 labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        local_batch = dense.shape[0]
+        model, local_batch = self.shard.model, dense.shape[0]
         bottom = self.bottom_mlp(dense)
         pooled = self.embedding_bags(sparse).values()
-        embeddings = self.exchanged_embeddings(pooled, local_batch).to(bottom.dtype)
+        embeddings = exchanged(pooled, local_batch, model.num_tables * model.embedding_dim)
+        embeddings = embeddings.view(local_batch, model.num_tables, model.embedding_dim).to(bottom.dtype)
         vectors = torch.cat([bottom.unsqueeze(1), embeddings], dim=1)
         dots = torch.bmm(vectors, vectors.transpose(1, 2))[:, self.pair_rows, self.pair_cols]
         logits = self.top_mlp(torch.cat([bottom, dots], dim=1)).squeeze(1)
         return logits, labels
-
-
-def random_sparse_batch(shard: DlrmShard, local_batch: int, device: torch.device) -> KeyedJaggedTensor:
-    """Sparse features of the whole global batch for this shard's tables (`pooling` ids each)."""
-    samples = shard.lookup_samples(local_batch)
-    pooling = shard.model.pooling
-    lengths = torch.full((shard.local_tables * samples,), pooling, dtype=torch.int32, device=device)
-    values = torch.randint(0, shard.shard_rows, (shard.local_tables * samples * pooling,), device=device)
-    return KeyedJaggedTensor.from_lengths_sync(keys=[f"feature{i}" for i in range(shard.local_tables)],
-                                               values=values, lengths=lengths)
 
 
 @register_equivalent("dlrm_shard")
@@ -118,22 +132,20 @@ def build_dlrm_shard(signature: ShardSignature, device: torch.device) -> Equival
     shard = DlrmShard.from_signature_shape(signature.shape_dict)
     module = DlrmShardModule(shard, signature.precision, device)
     batch = signature.local_batch
+    keys = [f"feature{i}" for i in range(shard.local_tables)]
 
     def make_batch() -> tuple:
         dense = torch.randn(batch, shard.model.dense_features, device=device)
         labels = torch.randint(0, 2, (batch,), device=device).float()
-        return dense, random_sparse_batch(shard, batch, device), labels
-
-    fused_ids = {id(p) for p in module.embedding_bags.parameters()} if module.fused_embeddings else set()
-
-    def make_optimizer(params) -> torch.optim.Optimizer:
-        return torch.optim.SGD([p for p in params if id(p) not in fused_ids], lr=LEARNING_RATE)
+        sparse = random_sparse_batch(keys, [shard.shard_rows] * len(keys), shard.lookup_samples(batch),
+                                     shard.model.pooling, device)
+        return dense, sparse, labels
 
     return EquivalentShard(
         module=module,
         make_batch=make_batch,
         loss=lambda out: F.binary_cross_entropy_with_logits(out[0].float(), out[1]),
-        make_optimizer=make_optimizer,
+        make_optimizer=sparse_optimizer(module.embedding_bags, module.fused_embeddings),
         precision=signature.precision,
         checkpointing=False,
     )

@@ -4,7 +4,8 @@ features, MLP sizes, GPUs), 3D-partitioned (table-wise, column-wise, data parall
 Defaults are Table 10's first row: 8 tables of 10^7 rows x 4096 columns on 256 GPUs. `rows` is
 per table; give `total_params` with rows = 0 to derive it (rows = total / (tables x width)).
 `global_batch` 0 fills memory with the local batch; `parallel.micro_batch` fixes the local batch.
-`planner: torchrec` asks torchrec's EmbeddingShardingPlanner instead (small jobs only).
+`planner: torchrec` asks torchrec's EmbeddingShardingPlanner instead (small jobs only);
+`sharding` forces table-wise or column-wise placement instead of the automatic rule.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
 from ddlsim.types import Precision, Workload
 from ddlsim.workload.dlrm_arch import DlrmShape
-from ddlsim.workload.dlrm_partition import partition_dlrm
+from ddlsim.workload.dlrm_partition import SHARDING_CHOICES, partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.torchrec_planner import torchrec_partition
@@ -40,6 +41,7 @@ class DlrmConfig:
     min_shard_dim: int = 1
     precision: str = "fp16"
     planner: str = "ddlsim"
+    sharding: str = "auto"
 
 
 @MODELS.register("dlrm", DlrmConfig)
@@ -53,6 +55,7 @@ class Dlrm:
     min_shard_dim: int
     precision: Precision
     planner: str
+    sharding: str = "auto"
     name: str = "dlrm"
 
     @classmethod
@@ -70,6 +73,8 @@ class Dlrm:
                 raise ConfigError(key, getattr(config, key), "must be >= 0 (0 chooses for you)")
         if config.min_shard_dim < 1:
             raise ConfigError("min_shard_dim", config.min_shard_dim, "must be >= 1")
+        if config.sharding not in SHARDING_CHOICES:
+            raise ConfigError("sharding", config.sharding, f"must be one of {', '.join(SHARDING_CHOICES)}")
         if config.planner not in PLANNERS:
             raise ConfigError("planner", config.planner, f"must be one of {', '.join(PLANNERS)}")
         try:
@@ -80,7 +85,7 @@ class Dlrm:
         shape = DlrmShape(config.num_tables, rows, config.embedding_dim, config.dense_features, config.hidden,
                           config.bottom_layers, config.top_layers, config.pooling)
         return cls(shape, config.num_gpus, config.global_batch, config.min_shard_dim, precision, config.planner,
-                   config.name)
+                   config.sharding, config.name)
 
     def world(self, parallel: ParallelConfig) -> int:
         world = parallel.data or self.num_gpus or parallel.max_gpus
@@ -93,9 +98,13 @@ class Dlrm:
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         world = self.world(parallel)
-        partitioner = torchrec_partition if self.planner == "torchrec" else partition_dlrm
-        plan = partitioner(self.shape, world, memory_bytes, global_batch=self.global_batch,
-                           local_batch=parallel.micro_batch, min_shard_dim=self.min_shard_dim)
+        if self.planner == "torchrec":
+            plan = torchrec_partition(self.shape, world, memory_bytes, global_batch=self.global_batch,
+                                      local_batch=parallel.micro_batch, min_shard_dim=self.min_shard_dim)
+        else:
+            plan = partition_dlrm(self.shape, world, memory_bytes, global_batch=self.global_batch,
+                                  local_batch=parallel.micro_batch, min_shard_dim=self.min_shard_dim,
+                                  sharding=self.sharding, value_bytes=self.precision.bytes_per_element)
         fields = dlrm_plan_fields(plan)
         fields.update({"precision": self.precision.value, "planner": self.planner})
         return Workload(name=self.name, num_ranks=world, blocks=dlrm_blocks(plan, self.precision),

@@ -1,0 +1,173 @@
+"""`model=topoopt`: the six models of TopoOpt (Wang et al., NSDI 2023) Appendix D, List 1, with
+the sizes of its Sec. 5.3 simulations, as per-iteration compute tasks and collective calls.
+
+List 1 gives layer counts, widths and per-GPU batches; the parallelization is FlexFlow's search
+in the paper, which ddlsim does not reproduce. We use the strategies TopoOpt reports as typical
+(Sec. 5.1, App. D): embedding tables model parallel (whole tables on GPUs, the all-to-all traffic
+of Sec. 5.4) with data-parallel MLPs for DLRM and NCF; pure data parallelism for CANDLE, BERT,
+ResNet-50 and VGG-16. Servers hold `gpus_per_server` GPUs (4 A100s in the paper); every GPU is
+a rank. Training runs in fp32 (FlexFlow's default).
+
+Where List 1 is silent we say what we assume: DLRM's dense input has 13 features (Criteo's
+count, as in the DLRM reference); CANDLE's input is as wide as its feature layers; BERT's
+"Embed. size 512" is not modelled (the transformer layers carry the compute and gradients).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.registry import MODELS
+from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, TaskBlock, Workload
+from ddlsim.workload.architecture import TransformerStack
+from ddlsim.workload.dlrm_arch import DlrmShape, mlp_matmul_params, mlp_params
+from ddlsim.workload.dlrm_partition import partition_dlrm
+from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
+from ddlsim.workload.equivalent.dense_models import image_signature, mlp_signature
+from ddlsim.workload.megatron_partition import TransformerModel
+from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.ncf import NcfShape, NcfShard
+from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.vision import architecture_params, forward_flop_per_sample
+
+TOPOOPT_MODELS = ("dlrm", "candle", "bert", "ncf", "resnet50", "vgg16")
+BATCH_PER_GPU = {"dlrm": 128, "candle": 256, "bert": 16, "ncf": 128, "resnet50": 128, "vgg16": 64}
+SGD_STATE_BYTES_PER_PARAM = 12  # fp32 weights, gradients and momentum
+SGD_FLOP_PER_PARAM = 3.0
+SGD_BYTES_PER_PARAM = 20.0  # read gradient, read/write weight and momentum
+
+DLRM = DlrmShape(num_tables=64, rows=10**7, embedding_dim=128, dense_features=13, hidden=4096, bottom_layers=16,
+                 top_layers=8, top_hidden=2048)
+NCF = NcfShape(mf_tables=32, mlp_tables=32, rows=10**6, mf_dim=64, mlp_dim=128, hidden=4096, layers=8)
+CANDLE_WIDTH, CANDLE_LAYERS = 16384, 8 + 16
+BERT = TransformerStack(LayerShape(1024, 16, 64), 12)
+
+
+@dataclass
+class TopoOptModelConfig:
+    """One model of TopoOpt List 1 (Sec. 5.3 sizes); `batch_per_gpu` 0 takes List 1's."""
+
+    name: str = "topoopt"
+    model: str = "resnet50"
+    num_servers: int = 128
+    gpus_per_server: int = 4
+    batch_per_gpu: int = 0
+    precision: str = "fp32"
+
+
+@MODELS.register("topoopt", TopoOptModelConfig)
+@dataclass(frozen=True)
+class TopoOptModel:
+    """DLRM, CANDLE, BERT, NCF, ResNet-50 or VGG-16 as TopoOpt's Sec. 5.3 simulates them."""
+
+    model: str
+    num_gpus: int
+    batch: int
+    precision: Precision
+    name: str = "topoopt"
+
+    @classmethod
+    def from_config(cls, config: TopoOptModelConfig) -> TopoOptModel:
+        if config.model not in TOPOOPT_MODELS:
+            raise ConfigError("model", config.model, f"must be one of {', '.join(TOPOOPT_MODELS)}")
+        for key in ("num_servers", "gpus_per_server"):
+            if getattr(config, key) < 1:
+                raise ConfigError(key, getattr(config, key), "must be >= 1")
+        if config.batch_per_gpu < 0:
+            raise ConfigError("batch_per_gpu", config.batch_per_gpu, "must be >= 0 (0 takes List 1's)")
+        try:
+            precision = Precision(config.precision)
+        except ValueError:
+            raise ConfigError("precision", config.precision,
+                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        batch = config.batch_per_gpu or BATCH_PER_GPU[config.model]
+        return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name)
+
+    def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        if self.num_gpus > parallel.max_gpus:
+            raise InfeasibleError(f"TopoOpt {self.model} asks for {self.num_gpus} GPUs but max_gpus = "
+                                  f"{parallel.max_gpus}")
+        name = f"topoopt:{self.model}"
+        if self.model == "dlrm":
+            plan = partition_dlrm(DLRM, self.num_gpus, memory_bytes, local_batch=self.batch, sharding="table_wise",
+                                  value_bytes=self.precision.bytes_per_element)
+            fields = {**dlrm_plan_fields(plan), "precision": self.precision.value}
+            return Workload(name, self.num_gpus, dlrm_blocks(plan, self.precision), plan.global_batch, 0, fields)
+        if self.model == "ncf":
+            return self._ncf(name, memory_bytes)
+        if self.model == "bert":
+            fixed = ParallelConfig(tensor=1, data=self.num_gpus, micro_batch=self.batch, max_gpus=self.num_gpus,
+                                   activation_checkpointing=False, param_limit_per_gpu=float("inf"))
+            workload = build_megatron_workload(name, TransformerModel(BERT), None, fixed, memory_bytes,
+                                               global_batch=self.batch * self.num_gpus, precision=self.precision)
+            return workload
+        if self.model == "candle":
+            dims = [CANDLE_WIDTH] * (CANDLE_LAYERS + 1) + [1]
+            signature = mlp_signature(CANDLE_WIDTH, CANDLE_WIDTH, CANDLE_LAYERS, 1, self.batch, self.precision.value)
+            return self._data_parallel(name, signature, mlp_params(dims), 2.0 * mlp_matmul_params(dims), memory_bytes)
+        signature = image_signature(self.model, self.batch, self.precision.value)
+        return self._data_parallel(name, signature, architecture_params(self.model),
+                                   forward_flop_per_sample(self.model), memory_bytes)
+
+    def _data_parallel(self, name: str, signature, params: int, flop_per_sample: float,
+                       memory_bytes: int) -> Workload:
+        states = SGD_STATE_BYTES_PER_PARAM * params
+        if states > memory_bytes:
+            raise InfeasibleError(f"TopoOpt {self.model}: {params:,} parameters need {states:,} bytes of weights, "
+                                  f"gradients and momentum, more than the {memory_bytes:,} bytes of one GPU")
+        weight_bytes = self.precision.bytes_per_element * params
+        forward = ComputeTask("forward", Phase.FORWARD, signature, flop_per_sample * self.batch, 2.0 * weight_bytes)
+        backward = ComputeTask("backward", Phase.BACKWARD, signature, 2 * flop_per_sample * self.batch,
+                               4.0 * weight_bytes)
+        optimizer = ComputeTask("optimizer_step", Phase.OPTIMIZER, signature, SGD_FLOP_PER_PARAM * params,
+                                SGD_BYTES_PER_PARAM * params)
+        blocks = [TaskBlock("forward", (forward,)), TaskBlock("backward", (backward,))]
+        if self.num_gpus > 1:
+            blocks.append(TaskBlock("gradient_all_reduce", (CollectiveCall(
+                CollectiveOp.ALL_REDUCE, weight_bytes, GroupLayout(self.num_gpus), Phase.BACKWARD,
+                "dp_gradient_all_reduce"),)))
+        blocks.append(TaskBlock("optimizer", (optimizer,)))
+        fields = {"params_total": params, "params_per_gpu": params, "tp_degree": 1, "dp_degree": self.num_gpus,
+                  "pp_degree": 1, "num_gpus": self.num_gpus, "local_batch": self.batch,
+                  "global_batch": self.batch * self.num_gpus, "num_steps": 0,
+                  "dp_message_bytes": weight_bytes if self.num_gpus > 1 else 0, "tp_message_bytes": 0,
+                  "memory_per_gpu_bytes": states, "precision": self.precision.value}
+        return Workload(name, self.num_gpus, tuple(blocks), self.batch * self.num_gpus, 0, fields)
+
+    def _ncf(self, name: str, memory_bytes: int) -> Workload:
+        shard = NcfShard(NCF, self.num_gpus)
+        value_bytes = self.precision.bytes_per_element
+        embedding_bytes = value_bytes * shard.embedding_params()
+        states = embedding_bytes + SGD_STATE_BYTES_PER_PARAM * NCF.dense_params()
+        if states > memory_bytes:
+            raise InfeasibleError(f"TopoOpt ncf: the busiest GPU's tables and MLP states need {states:,} bytes, "
+                                  f"more than the {memory_bytes:,} bytes of one GPU")
+        signature = shard.signature(self.batch, self.precision.value)
+        a2a = value_bytes * max(shard.pooled_elements(self.batch), shard.received_elements(self.batch))
+        everyone = GroupLayout(self.num_gpus)
+        flop = shard.forward_flop(self.batch)
+        forward = [ComputeTask("ncf_forward", Phase.FORWARD, signature, flop, 2.0 * a2a)]
+        backward = [ComputeTask("ncf_backward", Phase.BACKWARD, signature, 2 * flop, 4.0 * a2a)]
+        blocks = []
+        if self.num_gpus > 1:
+            forward.append(CollectiveCall(CollectiveOp.ALL_TO_ALL, a2a, everyone, Phase.FORWARD,
+                                          "pooled_embedding_all_to_all"))
+            backward.insert(0, CollectiveCall(CollectiveOp.ALL_TO_ALL, a2a, everyone, Phase.BACKWARD,
+                                              "embedding_gradient_all_to_all"))
+        blocks += [TaskBlock("forward", tuple(forward)), TaskBlock("backward", tuple(backward))]
+        dense_bytes = value_bytes * NCF.dense_params()
+        if self.num_gpus > 1:
+            blocks.append(TaskBlock("gradient_all_reduce", (CollectiveCall(
+                CollectiveOp.ALL_REDUCE, dense_bytes, everyone, Phase.BACKWARD, "dp_dense_gradient_all_reduce"),)))
+        blocks.append(TaskBlock("optimizer", (ComputeTask("ncf_optimizer", Phase.OPTIMIZER, signature,
+                                                          SGD_FLOP_PER_PARAM * NCF.dense_params(),
+                                                          SGD_BYTES_PER_PARAM * NCF.dense_params()),)))
+        fields = {"params_total": NCF.params(), "params_per_gpu": shard.params(), "tp_degree": 1,
+                  "dp_degree": self.num_gpus, "pp_degree": 1, "num_gpus": self.num_gpus, "local_batch": self.batch,
+                  "global_batch": self.batch * self.num_gpus, "num_steps": 0,
+                  "dp_message_bytes": dense_bytes if self.num_gpus > 1 else 0,
+                  "tp_message_bytes": a2a if self.num_gpus > 1 else 0, "all_to_all_bytes": a2a,
+                  "memory_per_gpu_bytes": states, "embedding_sharding": "table_wise", "precision": self.precision.value}
+        return Workload(name, self.num_gpus, tuple(blocks), self.batch * self.num_gpus, 0, fields)

@@ -127,12 +127,12 @@ def test_ncf_shard_parameters_and_training():
     assert torch.isfinite(equivalent.step(equivalent.make_optimizer(equivalent.module.parameters())))
 
 
-@pytest.mark.parametrize("architecture", ["alexnet", "resnet50"])
-def test_image_model_shard_trains_on_cpu(architecture):
+@pytest.mark.parametrize(("architecture", "image"), [("alexnet", 64), ("resnet50", 32)])
+def test_image_model_shard_trains_on_cpu(architecture, image):
     from ddlsim.workload.equivalent.dense_models import image_signature
     from ddlsim.workload.vision import architecture_params
 
-    shard = build_equivalent_shard(image_signature(architecture, 1, image=32, classes=10), "cpu")
+    shard = build_equivalent_shard(image_signature(architecture, 2, image=image, classes=10), "cpu")
     assert count(shard.module) == architecture_params(architecture, 10)
     assert torch.isfinite(shard.step(shard.make_optimizer(shard.module.parameters())))
 

@@ -1,18 +1,176 @@
-"""Time of one collective on one fabric, step by step."""
+"""The estimator: walk a schedule, ask the fabric to price each step, add the local work.
+
+    time_s = latency_s + transfer_s + compute_s
+    latency_s  = sum over steps and repetitions of the step's head-to-head latency (+ circuit setup)
+    transfer_s = sum of the step's bytes per weight unit x the fabric's seconds per weight-byte
+    compute_s  = sum of the roofline time of each step's x-to-1 reductions and local copies
+
+A compact step's pattern is priced once (cached per pattern, layout and placement) and reused
+for its repetitions; windows of pattern classes take the maximum over the active classes.
+`price_explicit` prices the explicit view step by step with no caching and no windows; both
+must agree, which the test suite checks.
+"""
 
 from __future__ import annotations
 
-from ddlsim import units
-from ddlsim.errors import InfeasibleError
-from ddlsim.types import CollectiveEstimate, CollectiveOp
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.patterns import Pairs, Pattern
+from ddlsim.network.placement import Placement
+from ddlsim.network.pricing import PatternCost, window_max
+from ddlsim.network.reduction import ReductionModel
+from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Schedule
+from ddlsim.types import GroupLayout
 
 
-def estimate_all_reduce(fabric, algorithm, size_bytes: int, num_ranks: int) -> CollectiveEstimate:
-    if num_ranks > fabric.num_nodes:
-        raise InfeasibleError(f"{num_ranks} ranks do not fit on {fabric.name} with {fabric.num_nodes} nodes")
-    num_steps, step_bytes = algorithm.all_reduce_steps(num_ranks, size_bytes)
-    latency_s = num_steps * fabric.latency_s
-    transfer_s = num_steps * units.transfer_time_s(step_bytes, fabric.bandwidth_bps)
-    return CollectiveEstimate(op=CollectiveOp.ALL_REDUCE, size_bytes=size_bytes, group_size=num_ranks,
-                              algorithm=algorithm.name, fabric=fabric.name, time_s=latency_s + transfer_s,
-                              latency_s=latency_s, transfer_s=transfer_s, compute_s=0.0, num_steps=num_steps)
+@dataclass(frozen=True)
+class Breakdown:
+    latency_s: float
+    transfer_s: float
+    compute_s: float
+    num_steps: int
+
+    @property
+    def time_s(self) -> float:
+        return self.latency_s + self.transfer_s + self.compute_s
+
+
+class LruCache:
+    """A small least-recently-used mapping."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable) -> Any:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> Any:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+class StepPricer:
+    """Prices patterns on one fabric, with a cache keyed by (pattern, layout, placement)."""
+
+    def __init__(self, fabric: Fabric, cache_size: int = 512) -> None:
+        self.fabric = fabric
+        self._cache = LruCache(cache_size)
+
+    def cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        key = (pattern.full_key, layout, placement.key)
+        cost = self._cache.get(key)
+        if cost is None:
+            cost = self._cache.put(key, self.fabric.price(pattern, layout, placement))
+        return cost
+
+    def windowed(self, step: CompactStep, cost: PatternCost, layout: GroupLayout,
+                 placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+        """Per-repetition (latency_s, seconds per weight-byte) of a step with class windows."""
+        low, high = step.windows
+        if cost.disjoint:
+            return window_max(cost.class_latency_s, low, high), window_max(cost.class_s_per_unit, low, high)
+        assert isinstance(step.pattern, Pairs)
+        pairs = np.stack([low, high], axis=1)
+        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
+        for index, (first, last) in enumerate(distinct):
+            sub = self.cost(step.pattern.select(int(first), int(last)), layout, placement)
+            latency[index], s_per_unit[index] = sub.latency_s, sub.s_per_unit
+        inverse = inverse.ravel()
+        return latency[inverse], s_per_unit[inverse]
+
+    def clear(self) -> None:
+        self._cache.clear()
+
+
+def local_work_s(step: CompactStep, size_bytes: int, model: ReductionModel | None) -> float:
+    if model is None:
+        return 0.0
+    one = sum(model.reduction_time_s(r.fan_in, r.fraction * size_bytes) for r in step.reductions)
+    if step.copy_fraction:
+        one += model.copy_time_s(step.copy_fraction * size_bytes)
+    return one * step.repeat
+
+
+def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, placement: Placement,
+                   size_bytes: int, model: ReductionModel | None) -> Breakdown:
+    """Price the compact view of `schedule` run by every group of `layout` at once."""
+    fabric = pricer.fabric
+    latency = transfer = compute = 0.0
+    previous: Hashable = None
+    for step in schedule.steps:
+        compute += local_work_s(step, size_bytes, model)
+        if not step.is_communication:
+            continue
+        cost = pricer.cost(step.pattern, layout, placement)
+        step_bytes = step.fractions() * size_bytes
+        if step.windows is None:
+            latency += cost.latency_s * step.repeat
+            transfer += float(np.sum(fabric.transfer_time_s(step_bytes, cost.s_per_unit)))
+        else:
+            step_latency, s_per_unit = pricer.windowed(step, cost, layout, placement)
+            latency += float(np.sum(step_latency))
+            transfer += float(np.sum(fabric.transfer_time_s(step_bytes, s_per_unit)))
+        latency += fabric.setup_time_s(previous, step.circuit)
+        if step.repeat > 1:
+            latency += (step.repeat - 1) * fabric.setup_time_s(step.circuit, step.circuit)
+        previous = step.circuit
+    return Breakdown(latency, transfer, compute, schedule.num_steps)
+
+
+def explicit_local_work_s(schedule: ExplicitSchedule, index: int, size_bytes: int,
+                          model: ReductionModel | None) -> float:
+    """Local work of the busiest rank in explicit step `index`: its reductions and reshapes."""
+    if model is None:
+        return 0.0
+    step = schedule.steps[index]
+    chunk_bytes = schedule.chunk_fraction * size_bytes
+    n, slots = schedule.group_size, schedule.num_slots
+    per_rank = np.zeros(n)
+    if np.any(step.reduce):
+        targets = step.dst[step.reduce] * slots + step.dst_slot[step.reduce]
+        unique, counts = np.unique(targets, return_counts=True)
+        for fan_in in np.unique(counts + 1):
+            ranks = unique[counts + 1 == fan_in] // slots
+            per_rank += np.bincount(ranks, minlength=n) * model.reduction_time_s(int(fan_in), chunk_bytes)
+    if step.local_perm is not None:
+        moved = np.count_nonzero(step.local_perm != np.arange(slots)[None, :], axis=1)
+        per_rank += np.array([model.copy_time_s(count * chunk_bytes) for count in moved])
+    return float(per_rank.max())
+
+
+def price_explicit(fabric: Fabric, schedule: ExplicitSchedule, layout: GroupLayout, placement: Placement,
+                   size_bytes: int, model: ReductionModel | None) -> Breakdown:
+    """Price the explicit view step by step (no caches, no windows, no repeats)."""
+    latency = transfer = compute = 0.0
+    previous: Hashable = None
+    chunk_bytes = schedule.chunk_fraction * size_bytes
+    n = schedule.group_size
+    for index, step in enumerate(schedule.steps):
+        compute += explicit_local_work_s(schedule, index, size_bytes, model)
+        if not step.is_communication:
+            continue
+        pair = step.src * n + step.dst
+        unique, counts = np.unique(pair, return_counts=True)
+        pattern = Pairs(n, unique // n, unique % n, counts.astype(np.float64), multicast=step.multicast)
+        cost = fabric.price(pattern, layout, placement)
+        latency += cost.latency_s + fabric.setup_time_s(previous, step.circuit)
+        transfer += float(fabric.transfer_time_s(np.array([chunk_bytes]), cost.s_per_unit)[0])
+        previous = step.circuit
+    return Breakdown(latency, transfer, compute, schedule.num_steps)

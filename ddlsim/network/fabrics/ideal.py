@@ -1,12 +1,25 @@
-"""An ideal single non-blocking switch: every node has one port of `bandwidth`."""
+"""An ideal single non-blocking switch: every node has one port of `bandwidth` each way.
+
+A step costs `latency` (everything head to head: NIC, switch, propagation) plus the busiest
+port's bytes over `bandwidth`. This is the alpha-beta model of the collective literature:
+alpha = latency, beta = 1 / bandwidth.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.patterns import Mesh
+from ddlsim.network.placement import Placement
+from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
+from ddlsim.types import GroupLayout
 
 
 @dataclass
@@ -15,16 +28,18 @@ class IdealSwitchConfig:
     bandwidth: str = "400Gbps"
     latency: str = "1us"
     num_nodes: int = 65536
+    multicast: bool = False
 
 
 @FABRICS.register("ideal", IdealSwitchConfig)
 @dataclass(frozen=True)
-class IdealSwitch:
+class IdealSwitch(Fabric):
     """One non-blocking switch: a fixed latency per message and full bandwidth per port."""
 
     bandwidth_bps: float
     latency_s: float
     num_nodes: int
+    multicast: bool = False
     name: str = "ideal"
 
     @classmethod
@@ -33,4 +48,30 @@ class IdealSwitch:
             raise ConfigError("num_nodes", config.num_nodes, "must be >= 1")
         return cls(bandwidth_bps=units.parse_bandwidth_bps(config.bandwidth, "bandwidth"),
                    latency_s=units.parse_time_s(config.latency, "latency"),
-                   num_nodes=config.num_nodes)
+                   num_nodes=config.num_nodes, multicast=config.multicast, name=config.name)
+
+    def supports_multicast(self) -> bool:
+        return self.multicast
+
+    def nominal_alpha_beta(self) -> tuple[float, float]:
+        return self.latency_s, units.BITS_PER_BYTE / self.bandwidth_bps
+
+    @cached_property
+    def _capacity(self) -> np.ndarray:
+        return np.full(2 * self.num_nodes, self.bandwidth_bps)
+
+    def capacity_bps(self) -> np.ndarray:
+        return self._capacity
+
+    def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
+        latency = np.full(src_nodes.size, self.latency_s)
+        return Routes(latency, (src_nodes, self.num_nodes + dst_nodes), egress=(0,))
+
+    def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
+        sizes = mesh.block_sizes()
+        largest = int(sizes.max()) if sizes.size else 0
+        if largest < 2:
+            return PatternCost.zero()
+        sent = 1 if mesh.multicast and self.multicast else largest - 1
+        busiest = max(sent, largest - 1) * mesh.weight
+        return PatternCost(self.latency_s, busiest * units.BITS_PER_BYTE / self.bandwidth_bps)

@@ -1,0 +1,48 @@
+"""`best`: not a schedule of its own, but the fastest registered algorithm for each call.
+
+The estimator tries every registered algorithm (built with its default parameters) that
+supports the fabric, op and group size, and keeps the fastest; ties go to the first name in
+alphabetical order, so the choice is deterministic. `exclude` removes names from the contest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ddlsim.errors import ConfigError
+from ddlsim.network.collectives.base import CollectiveAlgorithm
+from ddlsim.registry import ALGORITHMS
+
+
+@dataclass
+class BestConfig:
+    name: str = "best"
+    exclude: list[str] = field(default_factory=list)
+
+
+@ALGORITHMS.register("best", BestConfig)
+@dataclass(frozen=True)
+class Best(CollectiveAlgorithm):
+    """The fastest registered algorithm that supports the fabric, op and group size."""
+
+    exclude: tuple[str, ...] = ()
+    name: str = "best"
+    is_selector: ClassVar[bool] = True
+
+    @classmethod
+    def from_config(cls, config: BestConfig) -> Best:
+        unknown = [name for name in config.exclude if name not in ALGORITHMS]
+        if unknown:
+            raise ConfigError("exclude", unknown, f"unknown algorithms; choose from {', '.join(ALGORITHMS.names())}")
+        return cls(tuple(sorted(config.exclude)), config.name)
+
+    def candidates(self) -> list[CollectiveAlgorithm]:
+        chosen = []
+        for entry in ALGORITHMS:
+            if entry.name in self.exclude:
+                continue
+            algorithm = ALGORITHMS.make(entry.name)
+            if not getattr(algorithm, "is_selector", False):
+                chosen.append(algorithm)
+        return chosen

@@ -1,0 +1,114 @@
+"""What every fabric provides: structure (nodes, domains, placement) and the price of a pattern.
+
+A fabric subclass is a frozen dataclass registered in `ddlsim.registry.FABRICS` with a config
+schema. The minimum it implements is
+
+- `route(src_nodes, dst_nodes)`: per-flow latency and the shared resources each flow crosses,
+- `capacity_bps()`: the capacity of every resource id `route` can return,
+- `nominal_alpha_beta()`: a typical (latency, seconds per byte) that algorithms may use to size
+  pipeline chunks,
+
+and the base class then prices any `Pairs` pattern over all concurrent groups of a layout. A
+fabric may price some patterns in closed form (`price_mesh`: a direct exchange cannot be listed
+at scale), round transfer times to its own granularity (`transfer_time_s`: timeslots), charge
+circuit setup (`setup_time_s`), annotate a schedule before pricing (`prepare`: transceivers,
+wavelengths, timeslots), and place ranks its own way (`place`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from ddlsim.network.patterns import Mesh, Pairs, Pattern
+from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
+from ddlsim.network.pricing import PatternCost, Routes, price_flows
+from ddlsim.network.schedule import Schedule
+from ddlsim.types import GroupLayout
+
+
+class Fabric:
+    """Base class of fabrics (subclasses are frozen dataclasses with `name` and `num_nodes`)."""
+
+    name: str
+    num_nodes: int
+
+    # -- structure -------------------------------------------------------------------------
+    def place(self, num_ranks: int) -> Placement:
+        """Greedy placement: ranks fill nodes in order (the fastest domains first)."""
+        return Placement.identity(num_ranks, self.num_nodes, self.name)
+
+    def domain_sizes(self) -> tuple[int, ...]:
+        """Nested domains in nodes, fastest first (e.g. 8 GPUs per node, 32 per leaf, ...)."""
+        return (self.num_nodes,)
+
+    def hierarchy(self, layout: GroupLayout, placement: Placement) -> tuple[int, ...]:
+        """Dimensions of one group along the fabric's domains (product = group size)."""
+        return group_hierarchy(layout, placement, self.domain_sizes())
+
+    def supports_multicast(self) -> bool:
+        """True if a source can send one copy that the fabric replicates to many receivers."""
+        return False
+
+    def nominal_alpha_beta(self) -> tuple[float, float]:
+        """A typical flow's (latency_s, seconds per byte), for algorithms that size chunks."""
+        raise NotImplementedError
+
+    # -- the flow model ----------------------------------------------------------------------
+    def capacity_bps(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
+        raise NotImplementedError
+
+    # -- pricing -------------------------------------------------------------------------------
+    def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """Latency and seconds per weight-byte of `pattern` run by every group of `layout` at once."""
+        if isinstance(pattern, Mesh):
+            cost = self.price_mesh(pattern, layout, placement)
+            if cost is not None:
+                return cost
+        return self.price_listed(pattern, layout, placement)
+
+    def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+        """Closed-form price of a mesh, or None to list its pairs."""
+        return None
+
+    def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        listed = pattern.pairs()
+        groups = layout.num_groups
+        src = placement.node_of(job_ranks(layout, listed.src).ravel())
+        dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
+        weights = np.tile(listed.weight, groups)
+        classes = None if listed.classes is None else np.tile(listed.classes, groups)
+        routes = self.route(src, dst, weights)
+        return price_flows(routes, self.capacity_bps(), weights, classes=classes,
+                           num_classes=pattern.num_classes, sources=src,
+                           multicast=pattern.multicast and self.supports_multicast())
+
+    def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:
+        """Head-to-tail time of steps carrying `step_bytes` per weight unit (linear by default;
+        a slotted fabric rounds up to whole timeslots here)."""
+        return np.asarray(step_bytes, dtype=np.float64) * s_per_byte
+
+    def setup_time_s(self, previous_circuit: Hashable, circuit: Hashable) -> float:
+        """Circuit setup before a step (0 for packet-switched fabrics)."""
+        return 0.0
+
+    def prepare(self, schedule: Schedule, layout: GroupLayout, placement: Placement) -> Schedule:
+        """Hook: annotate or check a schedule before pricing (default: unchanged)."""
+        return schedule
+
+    def describe(self) -> dict[str, Any]:
+        """Result-row fields that identify this fabric."""
+        return {"fabric": self.name, "fabric_nodes": self.num_nodes}
+
+
+def listed_pairs_count(pattern: Pattern, layout: GroupLayout) -> int:
+    """Flows a pattern lists over the whole job."""
+    return pattern.num_pairs() * layout.num_groups
+
+
+__all__ = ["Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "listed_pairs_count"]

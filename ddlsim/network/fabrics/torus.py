@@ -1,0 +1,170 @@
+"""A 2D torus: X x Y nodes, each linked to its four neighbours, dimension-ordered routing.
+
+Node (x, y) is number x + X y; placement fills rows (dimension x) first. Every node has four
+outgoing links (+x, -x, +y, -y) of `link_bandwidth` each (by default a quarter of the node's
+total `node_bandwidth`, as in SiPAC's per-CU accounting). A flow goes the short way round
+along x first, then along y, and loads every link it crosses; intermediate nodes forward it
+(`router_latency` per intermediate node). Latency: node I/O, plus per-hop propagation of each
+dimension. RAMP 7.5's torus is 128 x 512 at 2.4 Tbps per node with 156 ns and 520 ns of
+worst-case propagation per hop in the two dimensions; SiPAC uses near-square dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ddlsim import units
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
+from ddlsim.network.patterns import Mesh
+from ddlsim.network.placement import Placement
+from ddlsim.network.pricing import PatternCost, Routes
+from ddlsim.registry import FABRICS
+from ddlsim.types import GroupLayout
+
+PADDED_HOPS = 8
+MAX_MESH_FLOWS = 1 << 22
+
+
+@dataclass
+class TorusConfig:
+    name: str = "torus2d"
+    dims: list[int] = field(default_factory=lambda: [128, 512])
+    num_nodes: int = 0
+    node_bandwidth: str = "2.4Tbps"
+    link_bandwidth: str = ""
+    propagation: list[str] = field(default_factory=lambda: ["156ns", "520ns"])
+    router_latency: str = "0ns"
+    io_latency: str = "100ns"
+
+
+def near_square_dims(num_nodes: int) -> tuple[int, int]:
+    """The factor pair (x, y), x <= y, of `num_nodes` with the smallest difference."""
+    x = math.isqrt(num_nodes)
+    while num_nodes % x:
+        x -= 1
+    return x, num_nodes // x
+
+
+def _ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: np.ndarray,
+                         num_lines: int, ring: int) -> np.ndarray:
+    """Loads on the links of `num_lines` rings of `ring` links: each flow covers `length` links
+    from `start` onwards (cyclically) on ring `line`. Returns shape (num_lines, ring)."""
+    width = 2 * ring + 1
+    index = np.concatenate([line * width + start, line * width + start + length])
+    values = np.concatenate([weight, -weight])
+    diff = np.bincount(index, weights=values, minlength=num_lines * width).reshape(num_lines, width)
+    covered = np.cumsum(diff, axis=1)[:, :2 * ring]
+    return covered[:, :ring] + covered[:, ring:]
+
+
+@FABRICS.register("torus2d", TorusConfig)
+@dataclass(frozen=True)
+class Torus2D(Fabric):
+    """X x Y torus with four links per node and dimension-ordered shortest routing."""
+
+    dims: tuple[int, int]
+    num_nodes: int
+    link_bandwidth_bps: float
+    node_bandwidth_bps: float
+    propagation_s: tuple[float, float]
+    router_latency_s: float
+    io_latency_s: float
+    name: str = "torus2d"
+
+    @classmethod
+    def from_config(cls, config: TorusConfig) -> Torus2D:
+        if config.dims:
+            if len(config.dims) != 2 or min(config.dims) < 1:
+                raise ConfigError("dims", list(config.dims), "must be two positive integers [x, y]")
+            dims = (int(config.dims[0]), int(config.dims[1]))
+            if config.num_nodes not in (0, dims[0] * dims[1]):
+                raise ConfigError("num_nodes", config.num_nodes,
+                                  f"must be 0 or dims[0] x dims[1] = {dims[0] * dims[1]}")
+        elif config.num_nodes >= 1:
+            dims = near_square_dims(config.num_nodes)
+        else:
+            raise ConfigError("dims", [], "give dims [x, y] or num_nodes (near-square dims)")
+        if len(config.propagation) != 2:
+            raise ConfigError("propagation", list(config.propagation), "needs one value per dimension")
+        node_bps = units.parse_bandwidth_bps(config.node_bandwidth, "node_bandwidth")
+        link_bps = (units.parse_bandwidth_bps(config.link_bandwidth, "link_bandwidth")
+                    if config.link_bandwidth else node_bps / 4)
+        return cls(dims=dims, num_nodes=dims[0] * dims[1], link_bandwidth_bps=link_bps, node_bandwidth_bps=node_bps,
+                   propagation_s=tuple(units.parse_time_s(value, "propagation") for value in config.propagation),
+                   router_latency_s=units.parse_time_s(config.router_latency, "router_latency"),
+                   io_latency_s=units.parse_time_s(config.io_latency, "io_latency"), name=config.name)
+
+    def domain_sizes(self) -> tuple[int, ...]:
+        return (self.dims[0], self.num_nodes)
+
+    def nominal_alpha_beta(self) -> tuple[float, float]:
+        return self.io_latency_s + self.propagation_s[0], units.BITS_PER_BYTE / self.link_bandwidth_bps
+
+    @cached_property
+    def _capacity(self) -> np.ndarray:
+        return np.full(4 * self.num_nodes, self.link_bandwidth_bps)
+
+    def capacity_bps(self) -> np.ndarray:
+        return self._capacity
+
+    def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
+        width, height = self.dims
+        x1, y1 = src_nodes % width, src_nodes // width
+        x2, y2 = dst_nodes % width, dst_nodes // width
+        forward_x, hops_x = _short_way(x2 - x1, width)
+        forward_y, hops_y = _short_way(y2 - y1, height)
+        latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
+                   + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
+        most_x = int(hops_x.max()) if hops_x.size else 0
+        most_y = int(hops_y.max()) if hops_y.size else 0
+        if most_x + most_y <= PADDED_HOPS:
+            return Routes(latency, self._padded_hops(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, most_x, most_y))
+        loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        return Routes(latency, (), fixed_loads=loads)
+
+    def _padded_hops(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, most_x, most_y) -> tuple:
+        width, height = self.dims
+        n = self.num_nodes
+        hops = []
+        step_x = np.where(forward_x, 1, -1)
+        for j in range(most_x):
+            node = (x1 + step_x * j) % width + width * y1
+            hops.append(np.where(hops_x > j, np.where(forward_x, 0, n) + node, -1))
+        step_y = np.where(forward_y, 1, -1)
+        for j in range(most_y):
+            node = x2 + width * ((y1 + step_y * j) % height)
+            hops.append(np.where(hops_y > j, np.where(forward_y, 2 * n, 3 * n) + node, -1))
+        return tuple(hops)
+
+    def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
+        width, height = self.dims
+        parts = []
+        for forward in (True, False):
+            rows = (forward_x == forward) & (hops_x > 0)
+            start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
+            parts.append(_ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width).ravel())
+        for forward in (True, False):
+            rows = (forward_y == forward) & (hops_y > 0)
+            start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
+            columns = _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
+            parts.append(columns.T.ravel())
+        return np.concatenate(parts)
+
+    def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+        flows = listed_pairs_count(mesh, layout)
+        if flows > MAX_MESH_FLOWS:
+            raise InfeasibleError(f"a direct exchange of {flows} flows on {self.name} would have to be listed "
+                                  f"flow by flow (limit {MAX_MESH_FLOWS}); use a ring, torus2d or Bruck schedule")
+        return None
+
+
+def _short_way(delta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Direction (True = increasing) and hop count of the shorter way round a ring of `size`."""
+    ahead = delta % size
+    forward = ahead <= size // 2
+    return forward, np.where(forward, ahead, size - ahead)

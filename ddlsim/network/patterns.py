@@ -1,0 +1,254 @@
+"""Transfer patterns: who sends to whom in one step of ONE group, with relative byte weights.
+
+A pattern is pure structure, written in group positions 0..n-1 and independent of the message
+size: a step says how many bytes one unit of weight carries. Fabrics price a pattern once and
+reuse the price for every step, repetition and message size that shares it (see `key`).
+
+- `Pairs`: explicit arrays of (src, dst, weight), optionally with a class per pair. Classes let
+  one pattern serve a run of steps in which only some pairs are active (a pipeline filling up,
+  the levels of a tree): a step names the range of classes that is active.
+- `Mesh`: every member sends to every other member of its block (a direct all-to-all inside
+  each block). It is never listed pair by pair at scale (65,536 ranks would be 4.3e9 pairs);
+  fabrics price it in closed form.
+
+`multicast=True` says that every transfer leaving one source in this pattern carries the same
+data, so a fabric that can replicate optically or in a switch may send it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ddlsim.errors import ConfigError
+
+MAX_LISTED_PAIRS = 1 << 24
+
+
+def _as_index_array(values: Any, name: str) -> np.ndarray:
+    array = np.ascontiguousarray(values, dtype=np.int64)
+    if array.ndim != 1:
+        raise ConfigError(name, array.shape, "must be a one-dimensional array")
+    return array
+
+
+def content_key(*arrays: np.ndarray) -> str:
+    """A digest of array contents, for patterns built without a structural key."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        digest.update(str(array.dtype).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class PairArrays:
+    """A pattern listed pair by pair: positions, weights and (optional) classes."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray
+    classes: np.ndarray | None = None
+
+
+class Pattern:
+    """Base of every pattern; subclasses are frozen dataclasses with `group_size` and `key`."""
+
+    group_size: int
+    multicast: bool
+    annotations: Mapping[str, Any]
+
+    @property
+    def num_classes(self) -> int:
+        return 0
+
+    @property
+    def full_key(self) -> Hashable:
+        """What a fabric's price cache is keyed on: type, size, multicast, structure, annotations."""
+        raise NotImplementedError
+
+    def num_pairs(self) -> int:
+        raise NotImplementedError
+
+    def pairs(self) -> PairArrays:
+        """Every (src, dst) pair with its weight; only for patterns small enough to list."""
+        raise NotImplementedError
+
+    def participants(self) -> np.ndarray:
+        """Positions that send or receive in this pattern."""
+        listed = self.pairs()
+        return np.unique(np.concatenate([listed.src, listed.dst]))
+
+
+def _annotation_key(annotations: Mapping[str, Any]) -> Hashable:
+    return tuple(sorted((str(name), repr(value)) for name, value in annotations.items()))
+
+
+@dataclass(frozen=True, eq=False)
+class Pairs(Pattern):
+    """Explicit transfers src[i] -> dst[i] carrying weight[i] units each.
+
+    `classes[i]` (0 <= class < num_classes) groups pairs into classes that a step activates
+    by range. `key` names the structure (e.g. ``("ring", 1)``); without one, the arrays are
+    digested, which costs a pass over them.
+    """
+
+    group_size: int
+    src: np.ndarray
+    dst: np.ndarray
+    weight: np.ndarray | float = 1.0
+    classes: np.ndarray | None = None
+    multicast: bool = False
+    key: Hashable = None
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        src = _as_index_array(self.src, "pattern.src")
+        dst = _as_index_array(self.dst, "pattern.dst")
+        if src.shape != dst.shape:
+            raise ConfigError("pattern.dst", dst.shape, f"must match pattern.src's shape {src.shape}")
+        n = self.group_size
+        if src.size and (src.min() < 0 or dst.min() < 0 or src.max() >= n or dst.max() >= n):
+            raise ConfigError("pattern", (int(src.min()), int(src.max())), f"positions must lie in [0, {n})")
+        if np.any(src == dst):
+            raise ConfigError("pattern", int(src[src == dst][0]), "a position cannot send to itself")
+        weight = np.broadcast_to(np.asarray(self.weight, dtype=np.float64), src.shape).copy()
+        if weight.size and (not np.all(np.isfinite(weight)) or weight.min() < 0):
+            raise ConfigError("pattern.weight", float(weight.min()), "weights must be finite and >= 0")
+        classes = None
+        if self.classes is not None:
+            classes = _as_index_array(self.classes, "pattern.classes")
+            if classes.shape != src.shape or (classes.size and classes.min() < 0):
+                raise ConfigError("pattern.classes", classes.shape, "needs one class >= 0 per pair")
+        object.__setattr__(self, "src", src)
+        object.__setattr__(self, "dst", dst)
+        object.__setattr__(self, "weight", weight)
+        object.__setattr__(self, "classes", classes)
+        if self.key is None:
+            arrays = [src, dst, weight] + ([classes] if classes is not None else [])
+            object.__setattr__(self, "key", ("digest", content_key(*arrays)))
+        object.__setattr__(self, "annotations", dict(self.annotations))
+
+    @property
+    def num_classes(self) -> int:
+        if self.classes is None or self.classes.size == 0:
+            return 0
+        return int(self.classes.max()) + 1
+
+    @property
+    def full_key(self) -> Hashable:
+        return ("pairs", self.group_size, self.multicast, self.key, _annotation_key(self.annotations))
+
+    def num_pairs(self) -> int:
+        return int(self.src.size)
+
+    def pairs(self) -> PairArrays:
+        return PairArrays(self.src, self.dst, self.weight, self.classes)
+
+    def participants(self) -> np.ndarray:
+        return np.unique(np.concatenate([self.src, self.dst]))
+
+    def select(self, low_class: int, high_class: int) -> Pairs:
+        """The pairs whose class lies in [low_class, high_class], as a pattern of its own."""
+        if self.classes is None:
+            return self
+        mask = (self.classes >= low_class) & (self.classes <= high_class)
+        return Pairs(self.group_size, self.src[mask], self.dst[mask], self.weight[mask], None, self.multicast,
+                     ("window", self.key, low_class, high_class), self.annotations)
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh(Pattern):
+    """Every member sends `weight` units to every other member of its block.
+
+    `blocks[p]` is position p's block id; a negative id leaves p out of the step.
+    """
+
+    group_size: int
+    blocks: np.ndarray
+    weight: float = 1.0
+    multicast: bool = False
+    key: Hashable = None
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        blocks = _as_index_array(self.blocks, "pattern.blocks")
+        if blocks.size != self.group_size:
+            raise ConfigError("pattern.blocks", blocks.size, f"needs one block id per position ({self.group_size})")
+        if not (np.isfinite(self.weight) and self.weight >= 0):
+            raise ConfigError("pattern.weight", self.weight, "must be finite and >= 0")
+        object.__setattr__(self, "blocks", blocks)
+        if self.key is None:
+            object.__setattr__(self, "key", ("digest", content_key(blocks)))
+        object.__setattr__(self, "annotations", dict(self.annotations))
+
+    @property
+    def full_key(self) -> Hashable:
+        return ("mesh", self.group_size, self.multicast, float(self.weight), self.key,
+                _annotation_key(self.annotations))
+
+    def block_sizes(self) -> np.ndarray:
+        members = self.blocks[self.blocks >= 0]
+        return np.bincount(members) if members.size else np.zeros(0, dtype=np.int64)
+
+    def num_pairs(self) -> int:
+        sizes = self.block_sizes()
+        return int(np.sum(sizes * (sizes - 1)))
+
+    def participants(self) -> np.ndarray:
+        sizes = self.block_sizes()
+        member = self.blocks >= 0
+        member[member] = sizes[self.blocks[member]] > 1
+        return np.flatnonzero(member)
+
+    def pairs(self) -> PairArrays:
+        count = self.num_pairs()
+        if count > MAX_LISTED_PAIRS:
+            raise ConfigError("pattern", count, f"a mesh of more than {MAX_LISTED_PAIRS} pairs cannot be listed")
+        positions = np.flatnonzero(self.blocks >= 0)
+        order = positions[np.argsort(self.blocks[positions], kind="stable")]
+        sizes = self.block_sizes()
+        sizes = sizes[sizes > 0]
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        src_parts, dst_parts = [], []
+        for start, size in zip(starts, sizes):
+            members = order[start:start + size]
+            src = np.repeat(members, size)
+            dst = np.tile(members, size)
+            keep = src != dst
+            src_parts.append(src[keep])
+            dst_parts.append(dst[keep])
+        src = np.concatenate(src_parts) if src_parts else np.zeros(0, dtype=np.int64)
+        dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, dtype=np.int64)
+        return PairArrays(src, dst, np.full(src.size, float(self.weight)))
+
+
+def dim_coordinates(positions: np.ndarray, stride: int, size: int) -> np.ndarray:
+    """Coordinate of each position along the dimension of `size` members spaced `stride` apart."""
+    return (positions // stride) % size
+
+
+def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positions: np.ndarray | None = None,
+                classes: np.ndarray | None = None, weight: np.ndarray | float = 1.0,
+                multicast: bool = False, key_extra: Hashable = None) -> Pairs:
+    """Each position sends to the member `offset` further along its dimension (cyclically).
+
+    Positions are read in mixed radix: ``p = low + stride * (coordinate + size * high)``. With
+    ``stride=1, size=n`` this is a ring over the whole group. `positions` restricts the senders.
+    """
+    if positions is None:
+        positions = np.arange(group_size, dtype=np.int64)
+    coordinate = dim_coordinates(positions, stride, size)
+    dst = positions + ((coordinate + offset) % size - coordinate) * stride
+    key = ("shift", stride, size, offset % size, key_extra)
+    return Pairs(group_size, positions, dst, weight, classes, multicast, key)
+
+
+def dim_blocks(group_size: int, stride: int, size: int) -> np.ndarray:
+    """Block id of each position for a mesh along one dimension (lines of `size` members)."""
+    positions = np.arange(group_size, dtype=np.int64)
+    return positions % stride + stride * (positions // (stride * size))

@@ -1,0 +1,163 @@
+"""Functional verification: run an explicit schedule on arrays and check what the op means.
+
+Every rank starts with random 64-bit values in the slots its op gives it (see `initial_state`);
+reductions add modulo 2**64, so a result equals the expected sum only if every contribution
+arrived exactly once. Sending a slot that holds nothing, adding into an empty slot, two writes
+to one slot in a step, or a multicast step whose copies differ are errors too. The barrier is
+checked by tracking which ranks each slot has heard from: in the end every rank must have heard
+from every rank.
+
+Chunk layout of the op's buffer (C = num_chunks slots, q = C / n per rank):
+all_reduce / reduce / broadcast: the whole buffer; reduce_scatter / scatter: rank i ends with
+slots [i q, (i + 1) q); all_gather / gather: rank i starts with slots [i q, (i + 1) q);
+all_to_all: rank i's block j (slots [j q, (j + 1) q)) ends as block i of rank j.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep
+from ddlsim.types import CollectiveOp
+
+Op = CollectiveOp
+
+
+class ScheduleError(AssertionError):
+    """An explicit schedule does not do what its op means (the message says where)."""
+
+
+def _fail(schedule: ExplicitSchedule, message: str) -> None:
+    raise ScheduleError(f"{schedule.algorithm} {schedule.op.value} on {schedule.group_size} ranks "
+                        f"(root {schedule.root}): {message}")
+
+
+def initial_state(schedule: ExplicitSchedule, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Slot values and validity before the first step, from `inputs[rank, chunk]`."""
+    n, chunks, root = schedule.group_size, schedule.num_chunks, schedule.root
+    values = np.zeros((n, schedule.num_slots), dtype=np.uint64)
+    valid = np.zeros((n, schedule.num_slots), dtype=bool)
+    op = schedule.op
+    if op in (Op.ALL_REDUCE, Op.REDUCE_SCATTER, Op.REDUCE, Op.ALL_TO_ALL, Op.BARRIER):
+        values[:, :chunks], valid[:, :chunks] = inputs, True
+    elif op in (Op.ALL_GATHER, Op.GATHER):
+        q = chunks // n
+        for rank in range(n):
+            values[rank, rank * q:(rank + 1) * q] = inputs[rank, rank * q:(rank + 1) * q]
+            valid[rank, rank * q:(rank + 1) * q] = True
+    else:  # broadcast, scatter, send_recv: only the root (sender) holds data
+        values[root, :chunks], valid[root, :chunks] = inputs[root], True
+    return values, valid
+
+
+def _apply_step(schedule: ExplicitSchedule, index: int, step: ExplicitStep, values: np.ndarray, valid: np.ndarray,
+                heard: np.ndarray | None) -> None:
+    where = f"step {index} ({step.label})"
+    if np.any(step.src == step.dst):
+        _fail(schedule, f"{where}: a rank sends to itself")
+    if not np.all(valid[step.src, step.src_slot]):
+        bad = np.flatnonzero(~valid[step.src, step.src_slot])[0]
+        _fail(schedule, f"{where}: rank {step.src[bad]} sends slot {step.src_slot[bad]}, which holds nothing")
+    if step.multicast:
+        _check_multicast(schedule, where, step)
+    payload = values[step.src, step.src_slot]
+    news = heard[step.src, step.src_slot] if heard is not None else None
+    slots = schedule.num_slots
+    target = step.dst * slots + step.dst_slot
+    copies, adds = ~step.reduce, step.reduce
+    if np.unique(target[copies]).size != np.count_nonzero(copies):
+        _fail(schedule, f"{where}: two copies land in the same slot")
+    if np.intersect1d(target[copies], target[adds]).size:
+        _fail(schedule, f"{where}: a slot is both overwritten and added to")
+    if not np.all(valid[step.dst[adds], step.dst_slot[adds]]):
+        bad = np.flatnonzero(~valid[step.dst[adds], step.dst_slot[adds]])[0]
+        _fail(schedule, f"{where}: rank {step.dst[adds][bad]} adds into empty slot {step.dst_slot[adds][bad]}")
+    flat_values, flat_valid = values.reshape(-1), valid.reshape(-1)
+    flat_values[target[copies]] = payload[copies]
+    flat_valid[target[copies]] = True
+    np.add.at(flat_values, target[adds], payload[adds])
+    if heard is not None:
+        flat_heard = heard.reshape(-1, heard.shape[2])
+        flat_heard[target[copies]] = news[copies]
+        np.logical_or.at(flat_heard, target[adds], news[adds])
+    if step.local_perm is not None:
+        rows = np.arange(values.shape[0])[:, None]
+        values[:] = values[rows, step.local_perm]
+        valid[:] = valid[rows, step.local_perm]
+        if heard is not None:
+            heard[:] = heard[rows, step.local_perm]
+
+
+def _check_multicast(schedule: ExplicitSchedule, where: str, step: ExplicitStep) -> None:
+    order = np.lexsort((step.src_slot, step.dst, step.src))
+    src, dst, slot = step.src[order], step.dst[order], step.src_slot[order]
+    for sender in np.unique(src):
+        mine = src == sender
+        per_receiver = {}
+        for receiver in np.unique(dst[mine]):
+            per_receiver[int(receiver)] = tuple(slot[mine & (dst == receiver)])
+        if len(set(per_receiver.values())) > 1:
+            _fail(schedule, f"{where}: multicast from rank {sender} sends different data to different ranks")
+
+
+def execute(schedule: ExplicitSchedule, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Final (values, valid, heard) after running every step; `heard` only for the barrier."""
+    values, valid = initial_state(schedule, inputs)
+    heard = None
+    if schedule.op is Op.BARRIER:
+        heard = np.zeros((schedule.group_size, schedule.num_slots, schedule.group_size), dtype=bool)
+        heard[np.arange(schedule.group_size), :, np.arange(schedule.group_size)] = True
+    for index, step in enumerate(schedule.steps):
+        _apply_step(schedule, index, step, values, valid, heard)
+    return values, valid, heard
+
+
+def expected_output(schedule: ExplicitSchedule, inputs: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """For each rank that must hold a result: (slot indices, expected values)."""
+    n, chunks, root, op = schedule.group_size, schedule.num_chunks, schedule.root, schedule.op
+    q = chunks // n if chunks % n == 0 else 0
+    total = inputs.sum(axis=0, dtype=np.uint64)
+    everything = np.arange(chunks)
+    if op is Op.ALL_REDUCE:
+        return {rank: (everything, total) for rank in range(n)}
+    if op is Op.REDUCE:
+        return {root: (everything, total)}
+    if op is Op.REDUCE_SCATTER:
+        return {rank: (np.arange(rank * q, (rank + 1) * q), total[rank * q:(rank + 1) * q]) for rank in range(n)}
+    gathered = inputs[everything // q, everything] if q else None
+    if op is Op.ALL_GATHER:
+        return {rank: (everything, gathered) for rank in range(n)}
+    if op is Op.GATHER:
+        return {root: (everything, gathered)}
+    if op is Op.BROADCAST:
+        return {rank: (everything, inputs[root]) for rank in range(n)}
+    if op is Op.SCATTER:
+        return {rank: (np.arange(rank * q, (rank + 1) * q), inputs[root, rank * q:(rank + 1) * q]) for rank in range(n)}
+    if op is Op.SEND_RECV:
+        return {1 - root: (everything, inputs[root])}
+    if op is Op.ALL_TO_ALL:
+        block, offset = everything // q, everything % q
+        return {rank: (everything, inputs[block, rank * q + offset]) for rank in range(n)}
+    return {}
+
+
+def verify_explicit(schedule: ExplicitSchedule, seed: int = 0) -> None:
+    """Run `schedule` on random data; raise `ScheduleError` unless it does what its op means."""
+    n, chunks = schedule.group_size, schedule.num_chunks
+    if schedule.op in (Op.REDUCE_SCATTER, Op.ALL_GATHER, Op.GATHER, Op.SCATTER, Op.ALL_TO_ALL) and chunks % n:
+        _fail(schedule, f"{chunks} chunks cannot be split evenly over {n} ranks")
+    rng = np.random.default_rng(seed)
+    inputs = rng.integers(0, np.iinfo(np.uint64).max, size=(n, chunks), dtype=np.uint64, endpoint=True)
+    values, valid, heard = execute(schedule, inputs)
+    if schedule.op is Op.BARRIER:
+        deaf = np.flatnonzero(~heard.any(axis=1).all(axis=1))
+        if deaf.size:
+            missing = np.flatnonzero(~heard[deaf[0]].any(axis=0))
+            _fail(schedule, f"rank {deaf[0]} leaves the barrier without hearing from ranks {missing[:8].tolist()}")
+        return
+    for rank, (slots, expected) in expected_output(schedule, inputs).items():
+        if not np.all(valid[rank, slots]):
+            _fail(schedule, f"rank {rank} ends with empty slots {slots[~valid[rank, slots]][:8].tolist()}")
+        wrong = np.flatnonzero(values[rank, slots] != expected)
+        if wrong.size:
+            _fail(schedule, f"rank {rank} holds wrong data in slots {slots[wrong][:8].tolist()}")

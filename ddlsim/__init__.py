@@ -2,6 +2,8 @@
 
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.runner import build_components, compose, run
+from ddlsim.workload import ParallelConfig, architecture_params, build_equivalent_shard, gradient_bytes
 
-__all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run"]
+__all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run",
+           "ParallelConfig", "architecture_params", "build_equivalent_shard", "gradient_bytes"]
 __version__ = "0.1.0"

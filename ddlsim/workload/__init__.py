@@ -1,0 +1,41 @@
+"""workload/: what is trained and how it is split, as one iteration of tasks and collective calls.
+
+Every registered model (``model=`` group) has ``build_workload(parallel, memory_bytes)``. The
+names below are the room's public API; heavier modules load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ddlsim.workload.parallel import ParallelConfig
+
+_LAZY = {
+    "EquivalentShard": "ddlsim.workload.equivalent",
+    "build_equivalent_shard": "ddlsim.workload.equivalent",
+    "register_equivalent": "ddlsim.workload.equivalent",
+    "LayerShape": "ddlsim.workload.transformer_layer",
+    "TransformerStack": "ddlsim.workload.architecture",
+    "TrainingBudget": "ddlsim.workload.scaling_laws",
+    "TransformerModel": "ddlsim.workload.megatron_partition",
+    "partition_megatron": "ddlsim.workload.megatron_partition",
+    "build_megatron_workload": "ddlsim.workload.megatron_tasks",
+    "DlrmShape": "ddlsim.workload.dlrm_arch",
+    "partition_dlrm": "ddlsim.workload.dlrm_partition",
+    "architecture_params": "ddlsim.workload.vision",
+    "gradient_bytes": "ddlsim.workload.vision",
+    "forward_flop_per_sample": "ddlsim.workload.vision",
+    "hf_shapes": "ddlsim.workload.models.hf",
+}
+_RENAMED = {"partition_megatron": "partition"}
+
+__all__ = ["ParallelConfig", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ddlsim.workload' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value

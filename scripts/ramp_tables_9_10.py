@@ -9,6 +9,7 @@ truncated to its digits) and the median and range of ours / paper.
     python scripts/ramp_tables_9_10.py                 # A100 80 GB, ddlsim defaults
     python scripts/ramp_tables_9_10.py --markdown      # the same as Markdown tables
     python scripts/ramp_tables_9_10.py --activation-offload   # RAMP 7.3's offloaded checkpoints
+    python scripts/ramp_tables_9_10.py --torchrec-max-gpus 1024  # also ask torchrec's planner
 """
 
 from __future__ import annotations
@@ -75,6 +76,29 @@ def table10(memory_bytes: int, paper_batch: bool) -> list[dict[str, tuple[float,
     return rows
 
 
+def torchrec_check(memory_bytes: int, max_gpus: int) -> str:
+    """torchrec's planner on the Table 10 rows of at most `max_gpus` GPUs, column width as in the paper."""
+    from ddlsim.workload.dlrm_arch import DlrmShape
+    from ddlsim.workload.dlrm_partition import partition_dlrm
+    from ddlsim.workload.torchrec_planner import torchrec_partition
+
+    lines = ["\nTable 10 placement by torchrec's EmbeddingShardingPlanner (min_partition = the paper's width)"]
+    for row in TABLE10:
+        if row.gpus > max_gpus:
+            continue
+        shape = DlrmShape(row.tables, int(row.rows_total) // row.tables, row.sparse_feature_size,
+                          row.dense_features, row.mlp_hidden, row.bottom_layers, row.top_layers)
+        start = time.perf_counter()
+        ours = partition_dlrm(shape, row.gpus, memory_bytes, local_batch=row.batch_per_gpu)
+        theirs = torchrec_partition(shape, row.gpus, memory_bytes, local_batch=row.batch_per_gpu,
+                                    min_shard_dim=row.partitioned_feature_size)
+        lines.append(f"  {row.gpus:>6} GPUs: torchrec {theirs.sharding.value}, {theirs.shard.local_tables} shard(s) of "
+                     f"{theirs.shard.shard_rows:,} x {theirs.shard.shard_dim} on the busiest GPU; "
+                     f"{'same as' if theirs.shard == ours.shard else 'differs from'} ddlsim "
+                     f"({time.perf_counter() - start:.1f} s)")
+    return "\n".join(lines)
+
+
 def render(title: str, rows: list[dict[str, tuple[float, float]]], markdown: bool) -> str:
     columns = list(rows[0])
     cells = [[f"{short(r[c][0])}" + ("" if r[c][1] != r[c][1] else f" / {short(r[c][1])}") for c in columns]
@@ -114,6 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="a100_80gb", help="device whose memory the plans fill")
     parser.add_argument("--activation-offload", action="store_true", help="keep checkpoints in host memory")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    parser.add_argument("--torchrec-max-gpus", type=int, default=0,
+                        help="check Table 10 rows up to this many GPUs with torchrec's planner (slow)")
     args = parser.parse_args(argv)
     load_all()
     memory_bytes = DEVICES.make(args.device).memory_bytes
@@ -127,6 +153,8 @@ def main(argv: list[str] | None = None) -> None:
     print(render("Table 10, local batch filling memory", table10(memory_bytes, False), args.markdown))
     print(render("Table 10, the paper's batch per GPU", table10(memory_bytes, True), args.markdown))
     print(f"\nbuilt 30 workloads in {time.perf_counter() - start:.2f} s")
+    if args.torchrec_max_gpus:
+        print(torchrec_check(memory_bytes, args.torchrec_max_gpus))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 from ddlsim.workload.dlrm_partition import DENSE_STATE_BYTES_PER_PARAM, DlrmPlan, plan_with_batch
 
 PLANNER_BATCH = 512  # batch size hint when the local batch is not fixed
+GPUS_PER_HOST = 8
 ALLOWED = ("table_wise", "column_wise")
 
 
@@ -48,7 +49,10 @@ def torchrec_sharding(model: DlrmShape, world: int, memory_bytes: int, *, batch_
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            topology = Topology(world_size=world, compute_device="cuda", hbm_cap=int(budget))
+            # GPUs per host: torchrec names a device cuda:<rank % local_world_size>, and torch device
+            # indices stop at 127, so a flat topology of more than 128 ranks cannot be planned
+            topology = Topology(world_size=world, compute_device="cuda", hbm_cap=int(budget),
+                                local_world_size=min(world, GPUS_PER_HOST))
             planner = EmbeddingShardingPlanner(topology=topology, constraints=constraints, batch_size=batch_size)
             plan = planner.plan(collection, [EmbeddingBagCollectionSharder()])
     except PlannerError as error:

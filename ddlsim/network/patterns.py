@@ -71,6 +71,11 @@ class Pattern:
         """What a fabric's price cache is keyed on: type, size, multicast, structure, annotations."""
         raise NotImplementedError
 
+    @property
+    def circuit_key(self) -> Hashable:
+        """Which connections the pattern uses (not how much each carries): equal keys, same circuits."""
+        return (type(self).__name__, self.group_size, getattr(self, "key", None))
+
     def num_pairs(self) -> int:
         raise NotImplementedError
 
@@ -132,6 +137,10 @@ class Pairs(Pattern):
             arrays = [src, dst, weight] + ([classes] if classes is not None else [])
             object.__setattr__(self, "key", ("digest", content_key(*arrays)))
         object.__setattr__(self, "annotations", dict(self.annotations))
+        # A structural key names the pairs; weights may still differ between steps that share it.
+        uniform = weight.size == 0 or bool(np.all(weight == weight[0]))
+        weight_key = ("uniform", float(weight[0]) if weight.size else 0.0) if uniform else content_key(weight)
+        object.__setattr__(self, "_weight_key", weight_key)
 
     @property
     def num_classes(self) -> int:
@@ -141,7 +150,8 @@ class Pairs(Pattern):
 
     @property
     def full_key(self) -> Hashable:
-        return ("pairs", self.group_size, self.multicast, self.key, _annotation_key(self.annotations))
+        return ("pairs", self.group_size, self.multicast, self.key, self._weight_key,
+                _annotation_key(self.annotations))
 
     def num_pairs(self) -> int:
         return int(self.src.size)

@@ -88,7 +88,7 @@ class CompactStep:
         if self.windows is not None:
             self._check_windows()
         if self.circuit is None and self.pattern is not None:
-            object.__setattr__(self, "circuit", self.pattern.full_key)
+            object.__setattr__(self, "circuit", self.pattern.circuit_key)
         object.__setattr__(self, "annotations", dict(self.annotations))
 
     def _check_windows(self) -> None:

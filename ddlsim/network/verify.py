@@ -161,3 +161,61 @@ def verify_explicit(schedule: ExplicitSchedule, seed: int = 0) -> None:
         wrong = np.flatnonzero(values[rank, slots] != expected)
         if wrong.size:
             _fail(schedule, f"rank {rank} holds wrong data in slots {slots[wrong][:8].tolist()}")
+
+
+def _aggregate(src: np.ndarray, dst: np.ndarray, amount: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    key = src * n + dst
+    unique, inverse = np.unique(key, return_inverse=True)
+    return unique, np.bincount(inverse.ravel(), weights=amount, minlength=unique.size)
+
+
+def _explicit_local_work(explicit: ExplicitSchedule, step: ExplicitStep) -> tuple[float, float, float]:
+    """Busiest rank's (reduction memory traffic, reduction arithmetic, copied bytes), as fractions."""
+    n, slots, chunk = explicit.group_size, explicit.num_slots, explicit.chunk_fraction
+    memory, flop = np.zeros(n), np.zeros(n)
+    if np.any(step.reduce):
+        unique, counts = np.unique(step.dst[step.reduce] * slots + step.dst_slot[step.reduce], return_counts=True)
+        np.add.at(memory, unique // slots, (counts + 2) * chunk)
+        np.add.at(flop, unique // slots, counts * chunk)
+    copied = 0.0
+    if step.local_perm is not None:
+        moved = np.count_nonzero(step.local_perm != np.arange(slots)[None, :], axis=1)
+        copied = float(moved.max()) * chunk
+    return float(memory.max()), float(flop.max()), copied
+
+
+def compare_views(schedule, explicit: ExplicitSchedule, rtol: float = 1e-9) -> None:
+    """Check that the compact `schedule` unrolls to exactly the steps of `explicit`: the same
+    (src, dst, bytes) in every step, the same multicast flags, circuits and local work."""
+    n = schedule.group_size
+    steps = iter(enumerate(explicit.steps))
+    for number, step in enumerate(schedule.steps):
+        listed = step.pattern.pairs() if step.is_communication else None
+        fractions = step.fractions()
+        for repetition in range(step.repeat):
+            index, other = next(steps, (None, None))
+            where = f"compact step {number} ({step.label}) repetition {repetition}"
+            if other is None:
+                _fail(explicit, f"{where}: the explicit view has no more steps")
+            if step.is_communication != other.is_communication:
+                _fail(explicit, f"{where}: explicit step {index} differs in having transfers")
+            if step.is_communication:
+                keep = np.ones(listed.src.size, dtype=bool)
+                if step.windows is not None:
+                    low, high = step.windows[0][repetition], step.windows[1][repetition]
+                    keep = (listed.classes >= low) & (listed.classes <= high)
+                ours = _aggregate(listed.src[keep], listed.dst[keep], listed.weight[keep] * fractions[repetition], n)
+                theirs = _aggregate(other.src, other.dst, np.full(other.src.size, explicit.chunk_fraction), n)
+                if not (np.array_equal(ours[0], theirs[0]) and np.allclose(ours[1], theirs[1], rtol=rtol, atol=0)):
+                    _fail(explicit, f"{where}: transfers differ from explicit step {index}")
+                if step.pattern.multicast != other.multicast or step.circuit != other.circuit:
+                    _fail(explicit, f"{where}: multicast flag or circuit differs from explicit step {index}")
+            memory, flop, copied = _explicit_local_work(explicit, other)
+            expected = (sum((r.fan_in + 1) * r.fraction for r in step.reductions),
+                        sum((r.fan_in - 1) * r.fraction for r in step.reductions), step.copy_fraction)
+            if not np.allclose((memory, flop, copied), expected, rtol=rtol, atol=1e-15):
+                _fail(explicit, f"{where}: local work {expected} differs from explicit step {index}'s "
+                                f"{(memory, flop, copied)}")
+    index, other = next(steps, (None, None))
+    if other is not None:
+        _fail(explicit, f"the explicit view has extra steps from step {index} on")

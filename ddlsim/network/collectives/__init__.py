@@ -1,6 +1,14 @@
 """Collective algorithms: schedules of steps, never times. Importing registers them."""
 
-from ddlsim.network.collectives import best, ring  # noqa: F401
+from ddlsim.network.collectives import (  # noqa: F401
+    best,
+    bruck,
+    direct,
+    halving_doubling,
+    pipelined_tree,
+    ring,
+    trees,
+)
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 
 __all__ = ["CollectiveAlgorithm", "ScheduleRequest"]

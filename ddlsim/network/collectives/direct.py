@@ -65,10 +65,7 @@ def _rooted_phase(builder: ScheduleBuilder, kind: str) -> None:
     step = CompactStep(pattern, fraction, reductions=reductions, label=f"direct {kind}")
 
     def explicit():
-        if whole:
-            slots = np.zeros(others.size, dtype=np.int64)
-        else:
-            slots = others
+        slots = np.zeros(others.size, dtype=np.int64) if whole else others
         yield builder.rows(src, dst, slots, slots, kind == "reduce", step, kind == "broadcast")
 
     builder.add(step, explicit)

@@ -108,7 +108,7 @@ def _halving(builder: ScheduleBuilder) -> None:
         counts = virtual.masked_count(pattern, b + 1)
         segments = np.arange(virtual.m)
 
-        def lists(i, b=b, pattern=pattern):
+        def lists(i, b=b, pattern=pattern, segments=segments):
             mask = (1 << (b + 1)) - 1
             return virtual.chunks(segments[(segments & mask) == pattern[i]])
 
@@ -123,7 +123,7 @@ def _doubling(builder: ScheduleBuilder) -> None:
         counts = virtual.masked_count(v & mask, b + 1)
         segments = np.arange(virtual.m)
 
-        def lists(i, mask=mask):
+        def lists(i, mask=mask, segments=segments):
             return virtual.chunks(segments[(segments & mask) == (i & mask)])
 
         _pairs_step(builder, v, v ^ (1 << b), counts, lists, ("xor", b), f"doubling bit {b}", False)
@@ -145,7 +145,7 @@ def _binomial(builder: ScheduleBuilder, gather: bool) -> None:
         starts = ((senders if gather else receivers) >> b) << b
         counts = virtual.range_count(starts, width)
 
-        def lists(i, starts=starts, width=width):
+        def lists(i, starts=starts, width=width, segments=segments):
             return virtual.chunks(segments[(segments >= starts[i]) & (segments < starts[i] + width)])
 
         kind = "gather" if gather else "scatter"

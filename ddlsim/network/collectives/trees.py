@@ -70,10 +70,7 @@ def tree_phase(builder: ScheduleBuilder, tree: Tree, up: bool, blocks: bool) -> 
     def explicit_step(step: CompactStep, step_class: int):
         active = classes == step_class
         senders, receivers, movers = src[active], dst[active], child[active]
-        if blocks:
-            lists = [descendants[node] for node in movers]
-        else:
-            lists = [np.arange(whole) for _ in movers]
+        lists = [descendants[node] for node in movers] if blocks else [np.arange(whole) for _ in movers]
         counts = np.array([chunks.size for chunks in lists], dtype=np.int64)
         chunks = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int64)
         return builder.rows(np.repeat(senders, counts), np.repeat(receivers, counts), chunks, chunks, reduce, step,

@@ -17,6 +17,7 @@ benchmarks/bench_packet.py for its wall time).
 
     python scripts/opsquare_fig2_3.py            # quick
     python scripts/opsquare_fig2_3.py --full --jobs 4
+    python scripts/opsquare_fig2_3.py --networks leafspine --localities 0.33 --buffer-policy dynamic
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ddlsim.network.packet.experiment import LoadSweep, run_sweep  # noqa: E402
+from ddlsim.network.packet.experiment import NETWORKS, LoadSweep, run_sweep  # noqa: E402
+from ddlsim.network.packet.leafspine_model import BUFFER_POLICIES  # noqa: E402
 from ddlsim.network.packet.paper_claims import check_claims  # noqa: E402
 from ddlsim.report.style import save_figure  # noqa: E402
 from ddlsim.report.table import format_table  # noqa: E402
@@ -87,10 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reproductions") / "opsquare_fig2_3")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--networks", nargs="+", choices=NETWORKS, help="subset of networks")
+    parser.add_argument("--scales", type=int, nargs="+", choices=(256, 1024), help="override the node counts")
+    parser.add_argument("--localities", type=float, nargs="+", help="override the localities")
+    parser.add_argument("--loads", type=float, nargs="+", help="override the offered loads")
+    parser.add_argument("--buffer-policy", choices=BUFFER_POLICIES, default="shared",
+                        help="how a leaf-spine switch divides its buffer among ports (default: shared)")
     args = parser.parse_args(argv)
     base = FULL if args.full else QUICK
-    sweep = LoadSweep(networks=base.networks, scales=base.scales, localities=base.localities, loads=base.loads,
-                      seed=args.seed)
+    sweep = LoadSweep(networks=tuple(args.networks or base.networks), scales=tuple(args.scales or base.scales),
+                      localities=tuple(args.localities or base.localities), loads=tuple(args.loads or base.loads),
+                      seed=args.seed, leafspine_buffer_policy=args.buffer_policy)
 
     started = time.perf_counter()
 

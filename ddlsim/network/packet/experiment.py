@@ -42,6 +42,7 @@ class LoadSweep:
     warmup_s: float = 20e-6
     measure_s: float = 20e-6
     seed: int = 0
+    leafspine_buffer_policy: str = "shared"
 
     def __post_init__(self) -> None:
         for network in self.networks:
@@ -60,16 +61,17 @@ class LoadSweep:
                                warmup_s=self.warmup_s, measure_s=self.measure_s, seed=self.seed)
 
 
-def build_model(point: SweepPoint, run: PacketRunConfig) -> OpsquarePacketModel | LeafSpinePacketModel:
+def build_model(point: SweepPoint, run: PacketRunConfig, leafspine_buffer_policy: str = "shared"
+                ) -> OpsquarePacketModel | LeafSpinePacketModel:
     if point.network == "opsquare":
         return OpsquarePacketModel(opsquare_params(point.num_nodes), run)
-    return LeafSpinePacketModel(leafspine_params(point.num_nodes), run)
+    return LeafSpinePacketModel(leafspine_params(point.num_nodes, leafspine_buffer_policy), run)
 
 
 def run_point(sweep: LoadSweep, point: SweepPoint) -> dict[str, object]:
     """Run one point; the row holds the result's fields and `wall_s`."""
     started = time.perf_counter()
-    result = build_model(point, sweep.run_config(point)).run()
+    result = build_model(point, sweep.run_config(point), sweep.leafspine_buffer_policy).run()
     return {**result.as_row(), "wall_s": time.perf_counter() - started}
 
 

@@ -4,8 +4,11 @@ Pods of `gpus_per_pod` GPUs; each GPU has one link of `gpu_link_bps` to each of 
 `num_planes` parallel leaf (NVLink) switches; leaf switch k of every pod has one uplink of
 `uplink_bps` to spine switch k. The planes are independent networks: a GPU stripes its packets
 over them round-robin. A switch forwards a packet `switch_latency_s` after it arrived into the
-FIFO of its output port (store and forward, no flow control); a packet that finds the switch's
-shared buffer full is dropped. Links serialise packets at their rate; GPUs' own send queues are
+FIFO of its output port (store and forward, no flow control); a packet that finds no room in the
+switch's buffer is dropped. `buffer_policy` says how a switch's buffer is divided among its output
+ports: "shared" (complete sharing: any port may fill the whole buffer), "dynamic" (the dynamic
+threshold of Choudhury and Hahne: a port may queue up to `dynamic_alpha` times the free buffer)
+or "static" (an equal share per output port). Links serialise packets at their rate; GPUs' own send queues are
 unbounded (the data waits in GPU memory).
 
 The clock ticks once per packet time of one GPU link (1,500 B at 900 Gb/s: 13.3 ns), so no port
@@ -32,6 +35,8 @@ from ddlsim.network.packet.traffic import LocalityTraffic
 NIC, DOWN, UP, SPINE = 0, 1, 2, 3
 """Queue kinds: GPU send queue, leaf port to a GPU, leaf uplink, spine port to a leaf."""
 
+BUFFER_POLICIES = ("shared", "dynamic", "static")
+
 
 @dataclass(frozen=True)
 class LeafSpinePacketParams:
@@ -44,8 +49,14 @@ class LeafSpinePacketParams:
     leaf_buffer_bytes: int
     spine_buffer_bytes: int
     propagation_s: float = 0.0
+    buffer_policy: str = "shared"
+    dynamic_alpha: float = 1.0
 
     def __post_init__(self) -> None:
+        if self.buffer_policy not in BUFFER_POLICIES:
+            raise ConfigError("buffer_policy", self.buffer_policy, f"must be one of {', '.join(BUFFER_POLICIES)}")
+        if not self.dynamic_alpha > 0:
+            raise ConfigError("dynamic_alpha", self.dynamic_alpha, "must be positive")
         for key in ("num_nodes", "gpus_per_pod", "num_planes"):
             if getattr(self, key) < 1:
                 raise ConfigError(key, getattr(self, key), "must be >= 1")
@@ -88,14 +99,23 @@ class LeafSpinePacketModel:
         self.plane = np.where(self.kind == SPINE, local_index // pods, local_index % planes)
         self.serialise_slots = np.where(np.isin(self.kind, (NIC, DOWN)), run.packet_bits / params.gpu_link_bps,
                                         run.packet_bits / params.uplink_bps) * to_slots
-        # shared buffers: one per leaf switch (pod, plane), then one per spine (plane); GPUs have none
+        # switches: one per leaf (pod, plane), then one spine per plane; GPU send queues have none
         num_leaves = pods * planes
         gpu_of = local_index // planes
         leaf_of = np.where(self.kind == DOWN, (gpu_of // params.gpus_per_pod) * planes + self.plane, local_index)
-        self.buffer_of = np.select([self.kind == NIC, self.kind == SPINE], [-1, num_leaves + self.plane], leaf_of)
-        packets = [params.leaf_buffer_bytes // run.packet_bytes] * num_leaves
-        packets += [params.spine_buffer_bytes // run.packet_bytes] * planes
-        self.buffer_packets = np.array(packets, dtype=np.int64)
+        self.switch_of = np.select([self.kind == NIC, self.kind == SPINE], [-1, num_leaves + self.plane], leaf_of)
+        switch_packets = np.array([params.leaf_buffer_bytes // run.packet_bytes] * num_leaves
+                                  + [params.spine_buffer_bytes // run.packet_bytes] * planes, dtype=np.int64)
+        # buffer pools: a switch's whole buffer, or (static) each output port's equal share of it
+        if params.buffer_policy == "static":
+            on_switch = self.switch_of >= 0
+            ports = np.bincount(self.switch_of[on_switch], minlength=switch_packets.size)
+            self.buffer_of = np.where(on_switch, queue, -1)
+            self.buffer_packets = np.zeros(num_queues, dtype=np.int64)
+            owner = self.switch_of[on_switch]
+            self.buffer_packets[on_switch] = switch_packets[owner] // ports[owner]
+        else:
+            self.buffer_of, self.buffer_packets = self.switch_of, switch_packets
         self.buffer_used = np.zeros(self.buffer_packets.size, dtype=np.int64)
         self.hop_slots = (params.propagation_s + params.switch_latency_s) * to_slots
         self.wire_slots = params.propagation_s * to_slots
@@ -129,17 +149,26 @@ class LeafSpinePacketModel:
         self.bank.enqueue(src * planes + plane, ids, distinct=True)
 
     def _switch_arrival(self, slot: int, payload: tuple[np.ndarray, np.ndarray]) -> None:
-        """Packets entering output queues: admitted while their switch's shared buffer has room."""
+        """Packets entering output queues: admitted while their buffer pool has room for them."""
         queues, ids = payload
         order = np.argsort(self.bank.fields["ready"][ids], kind="stable")
         queues, ids = queues[order], ids[order]
         buffer = self.buffer_of[queues]
+        dynamic = self.params.buffer_policy == "dynamic"
         arriving = np.bincount(buffer, minlength=self.buffer_used.size)
-        if np.all(self.buffer_used + arriving <= self.buffer_packets):
+        if not dynamic and np.all(self.buffer_used + arriving <= self.buffer_packets):
             self.buffer_used += arriving
             self.bank.enqueue(queues, ids)
             return
-        fits = self.buffer_used[buffer] + occurrence_rank(buffer) < self.buffer_packets[buffer]
+        used, capacity = self.buffer_used[buffer], self.buffer_packets[buffer]
+        fits = used + occurrence_rank(buffer) < capacity
+        if dynamic:  # the threshold is taken from the free space before this batch
+            threshold = self.params.dynamic_alpha * (capacity - used)
+            fits &= self.bank.length[queues] + occurrence_rank(queues) < threshold
+            if fits.all():
+                self.buffer_used += arriving
+                self.bank.enqueue(queues, ids)
+                return
         dropped = ids.size - int(fits.sum())
         self.stats.on_lost(slot, self.bank.fields["local"][ids[~fits]])
         self.bank.release(ids[~fits])

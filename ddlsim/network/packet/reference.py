@@ -27,6 +27,8 @@ class LeafSpineReference:
     leaf_buffer: str = "16MB"
     spine_buffer: str = "64MB"
     propagation: str = "0ns"
+    buffer_policy: str = "shared"
+    dynamic_alpha: float = 1.0
 
     def params(self, num_nodes: int) -> LeafSpinePacketParams:
         return LeafSpinePacketParams(
@@ -37,6 +39,7 @@ class LeafSpineReference:
             leaf_buffer_bytes=units.parse_size_bytes(self.leaf_buffer, "leaf_buffer"),
             spine_buffer_bytes=units.parse_size_bytes(self.spine_buffer, "spine_buffer"),
             propagation_s=units.parse_time_s(self.propagation, "propagation"),
+            buffer_policy=self.buffer_policy, dynamic_alpha=self.dynamic_alpha,
         )
 
 
@@ -44,5 +47,5 @@ def opsquare_params(num_nodes: int) -> OpsquareParams:
     return OpsquareParams.at_scale(num_nodes)
 
 
-def leafspine_params(num_nodes: int) -> LeafSpinePacketParams:
-    return LeafSpineReference().params(num_nodes)
+def leafspine_params(num_nodes: int, buffer_policy: str = "shared") -> LeafSpinePacketParams:
+    return LeafSpineReference(buffer_policy=buffer_policy).params(num_nodes)

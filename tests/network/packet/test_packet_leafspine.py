@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from ddlsim.errors import ConfigError
 from ddlsim.network.packet.leafspine_model import LeafSpinePacketModel
 from ddlsim.network.packet.reference import LeafSpineReference, leafspine_params
 from ddlsim.network.packet.run_config import PacketRunConfig
@@ -63,3 +64,30 @@ def test_deterministic():
 
 def test_reference_parses_units():
     assert LeafSpineReference(switch_latency="450ns").params(64).switch_latency_s == pytest.approx(450e-9)
+
+
+@pytest.mark.parametrize("policy", ["dynamic", "static"])
+def test_buffer_policies_keep_accounts_and_stop_buffer_hogging(policy):
+    run = PacketRunConfig(load=1.0, locality=0.0)  # the paper's 20 + 20 us: leaf buffers fill up
+    shared = LeafSpinePacketModel(leafspine_params(32), run).run()
+    model = LeafSpinePacketModel(leafspine_params(32, policy), run)
+    result = model.run()
+    # complete sharing lets the congested uplink queue fill the leaf buffer, so packets coming down
+    # from the spine find no room; a per-port limit keeps room for them and the uplinks stay busy
+    assert shared.throughput < 0.09
+    assert result.throughput == pytest.approx(3.2 / 28.8, rel=0.03)
+    on_switch = model.buffer_of >= 0
+    queued = np.bincount(model.buffer_of[on_switch], weights=model.bank.length[on_switch],
+                         minlength=model.buffer_used.size)
+    assert np.array_equal(queued, model.buffer_used) and np.all(model.buffer_used <= model.buffer_packets)
+    uplinks = model.kind == 2
+    leaf_packets = 16 * 10**6 // 1500
+    if policy == "static":  # 8 GPU ports + 1 uplink share a leaf's buffer equally
+        assert model.bank.length[uplinks].max() <= leaf_packets // 9
+    else:  # a port stops at alpha x the free space: at most half the buffer with alpha = 1
+        assert model.bank.length[uplinks].max() <= leaf_packets // 2 + 8
+
+
+def test_unknown_buffer_policy():
+    with pytest.raises(ConfigError, match="buffer_policy = 'magic'"):
+        leafspine_params(32, "magic")

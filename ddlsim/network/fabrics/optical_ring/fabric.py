@@ -100,7 +100,7 @@ class OpticalRing(Fabric):
     def assignment(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> rwa.Assignment:
         """First-fit RWA of the pattern's lightpaths (all groups at once)."""
         src, dst, _ = self.lightpaths(pattern, layout, placement)
-        return rwa.assign(src, dst, self.num_nodes)
+        return rwa.assign(src, dst, self.num_nodes, limit=self.channels_per_direction)
 
     def fits(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> bool:
         """True when first fit finds channels for every lightpath of the pattern."""
@@ -129,11 +129,11 @@ class OpticalRing(Fabric):
             # Windows of classes run separately: each window is routed when it is priced.
             hops = rwa.route_shortest(src, dst, self.num_nodes)[1]
             return PatternCost(float(hops.max()) * self.spec.hop_propagation_s, s_per_unit)
-        result = rwa.assign(src, dst, self.num_nodes)
+        result = rwa.assign(src, dst, self.num_nodes, limit=self.channels_per_direction)
         if result.channels > self.channels_per_direction:
             raise InfeasibleError(
-                f"a step of {result.num_lightpaths} lightpaths needs {result.channels} channels per direction "
-                f"by first fit (clockwise {result.cw_channels}, counter-clockwise {result.ccw_channels}); "
+                f"a step of {result.num_lightpaths} lightpaths needs at least {result.channels} channels per "
+                f"direction (clockwise {result.cw_channels}, counter-clockwise {result.ccw_channels}); "
                 f"{self.name} has {self.channels_per_direction} ({self.spec.fibres_per_direction} fibres x "
                 f"{self.wavelengths} wavelengths)")
         return PatternCost(result.max_hops * self.spec.hop_propagation_s, s_per_unit)

@@ -99,13 +99,17 @@ def _crossings(arcs: Arcs, num_nodes: int) -> np.ndarray:
     return _circular_cover(arcs.starts[inner] + 1, arcs.lengths[inner] - 1, num_nodes)
 
 
-def channels_needed(arcs: Arcs, num_nodes: int) -> int:
-    """Channels first fit uses for these arcs (see the module docstring for the order)."""
+def channels_needed(arcs: Arcs, num_nodes: int, limit: int | None = None) -> int:
+    """Channels first fit uses for these arcs (see the module docstring for the order).
+
+    With a `limit`, a load above it is returned as is: first fit cannot use fewer channels
+    than the load, so the arcs do not fit either way and the slow assignment is skipped.
+    """
     if len(arcs) == 0:
         return 0
-    crossings = _crossings(arcs, num_nodes)
-    if (crossings == 0).any():
-        return int(segment_load(arcs, num_nodes).max())
+    load = int(segment_load(arcs, num_nodes).max())
+    if (limit is not None and load > limit) or (_crossings(arcs, num_nodes) == 0).any():
+        return load
     return int(first_fit(arcs, num_nodes).max()) + 1
 
 
@@ -159,10 +163,14 @@ class Assignment:
         return max(self.cw_channels, self.ccw_channels)
 
 
-def assign(src: np.ndarray, dst: np.ndarray, num_nodes: int,
-           directions: np.ndarray | None = None) -> Assignment:
-    """Route every (src, dst) flow and count the channels first fit needs per direction."""
+def assign(src: np.ndarray, dst: np.ndarray, num_nodes: int, directions: np.ndarray | None = None,
+           limit: int | None = None) -> Assignment:
+    """Route every (src, dst) flow and count the channels first fit needs per direction.
+
+    Counts above `limit` may be the segment load, a lower bound of first fit (see
+    `channels_needed`).
+    """
     cw, ccw = arcs_of(src, dst, num_nodes, directions)
     max_hops = int(max(cw.lengths.max(initial=0), ccw.lengths.max(initial=0)))
-    return Assignment(channels_needed(cw, num_nodes), channels_needed(ccw, num_nodes), max_hops,
+    return Assignment(channels_needed(cw, num_nodes, limit), channels_needed(ccw, num_nodes, limit), max_hops,
                       len(cw) + len(ccw))

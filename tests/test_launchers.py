@@ -43,7 +43,7 @@ def test_joblib_runs_a_sweep_in_parallel_worker_processes(tmp_path):
                "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
-    assert "JoblibLauncher" in result.stderr + result.stdout
+    assert "Joblib.Parallel(n_jobs=2" in result.stderr + result.stdout
     gathered = pd.read_csv(sweep_dir / "results.csv")
     assert gathered["job"].nunique() == 2
 

@@ -1,0 +1,92 @@
+"""Placing a job on RAMP so that RAMP-x needs as few algorithmic steps as possible (RAMP 7.4).
+
+A job of n ranks runs as an equivalent RAMP of x' groups, J' racks and Lambda' node numbers
+(RAMP 6.3: "equivalent RAMP architecture parameters in terms of used communication groups,
+racks and node numbers") with x' J' Lambda' = n, x' <= x, J' <= J, Lambda' <= Lambda and
+x' | Lambda' (device groups). Steps 1 and 2 are active when x' > 1, step 3 when J' > 1 and
+step 4 when Lambda' / x' > 1, so the dimensions minimising the active steps are chosen. A
+subgroup may not have more members than a node has transceiver groups plus one (every peer
+needs a transceiver group in the same slots). Ties go to more groups, then more racks: they
+spread a step's transfers over more subnets. Jobs whose size has no such factorisation
+(e.g. a prime above Lambda) cannot run RAMP-x; they are placed node after node.
+
+The job occupies groups [0, x'), racks [0, J') and node numbers [0, Lambda'), ranks filling that
+box node number first, then rack, then group (``r = (g J' + j) Lambda' + lam``), so that
+consecutive ranks (a tensor-parallel group) share a rack. RAMP-x finds the box again from the
+placement and builds its subgroups on the physical coordinates.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ddlsim.errors import InfeasibleError
+from ddlsim.network.fabrics.ramp.topology import RampDims
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def active_steps(x: int, racks: int, wavelengths: int) -> int:
+    """Number of RAMP-x algorithmic steps with communication for these job dimensions."""
+    return 2 * (x > 1) + (racks > 1) + (wavelengths // x > 1)
+
+
+@lru_cache(maxsize=1024)
+def job_dims(num_ranks: int, x: int, racks: int, wavelengths: int) -> tuple[int, int, int] | None:
+    """(x', J', Lambda') for `num_ranks` ranks on a RAMP of (x, racks, wavelengths), or None."""
+    best: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
+    for x_job in _divisors(num_ranks):
+        if x_job > x:
+            break
+        rest = num_ranks // x_job
+        for racks_job in _divisors(rest):
+            if racks_job > racks:
+                break
+            lam_job = rest // racks_job
+            if lam_job > wavelengths or lam_job % x_job:
+                continue
+            if max(x_job, racks_job, lam_job // x_job) > x + 1:
+                continue
+            score = (active_steps(x_job, racks_job, lam_job), -x_job, -racks_job)
+            if best is None or score < best[0]:
+                best = (score, (x_job, racks_job, lam_job))
+    return None if best is None else best[1]
+
+
+def rampx_unsupported_reason(num_ranks: int, dims: RampDims) -> str | None:
+    """None if RAMP-x can run `num_ranks` ranks on `dims`, else a sentence saying why not."""
+    if num_ranks > dims.num_nodes:
+        return f"{num_ranks} ranks exceed the {dims.num_nodes} nodes of this RAMP"
+    if job_dims(num_ranks, dims.x, dims.racks, dims.wavelengths) is None:
+        return (f"{num_ranks} ranks cannot be arranged as x' groups x J' racks x Lambda' node numbers with "
+                f"x' <= {dims.x}, J' <= {dims.racks}, Lambda' <= {dims.wavelengths} and x' dividing Lambda'")
+    return None
+
+
+def place_job(num_ranks: int, dims: RampDims) -> np.ndarray:
+    """Fabric node of every job rank (the RAMP-x box when one exists, else nodes in order)."""
+    if num_ranks > dims.num_nodes:
+        raise InfeasibleError(f"{num_ranks} ranks do not fit on RAMP, which has {dims.num_nodes} nodes "
+                              f"({num_ranks - dims.num_nodes} too many)")
+    shape = job_dims(num_ranks, dims.x, dims.racks, dims.wavelengths)
+    if shape is None:
+        return np.arange(num_ranks, dtype=np.int64)
+    x_job, racks_job, lam_job = shape
+    ranks = np.arange(num_ranks, dtype=np.int64)
+    lam = ranks % lam_job
+    g, j = np.divmod(ranks // lam_job, racks_job)
+    return dims.node_id(g, j, lam)
+
+
+def find_box(nodes: np.ndarray, dims: RampDims) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
+    """((g0, j0, lam0), (x', J', Lambda')) if `nodes` are exactly a box of the fabric, else None."""
+    g, j, lam = dims.coords(nodes)
+    low = (int(g.min()), int(j.min()), int(lam.min()))
+    shape = (int(g.max()) - low[0] + 1, int(j.max()) - low[1] + 1, int(lam.max()) - low[2] + 1)
+    if shape[0] * shape[1] * shape[2] != nodes.size or np.unique(nodes).size != nodes.size:
+        return None
+    return low, shape

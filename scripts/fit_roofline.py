@@ -7,8 +7,9 @@ For every work class (gemm, embedding, elementwise) it searches a grid of (flop 
 memory efficiency, per-task overhead) for the values that minimise the mean absolute log error
 of ``max(flop / (peak x e_flop), bytes / (bandwidth x e_mem)) + overhead`` against the measured
 time of each profile row. The rows are split before fitting: every shard shape (the signature
-without its local batch) goes wholly to the fitting set or wholly to the held-out set, chosen by
-a hash of the shape, so the reported error is on shapes the fit never saw. The defaults of the
+without its local batch) goes wholly to the fitting set or wholly to the held-out set (one shape
+in `--holdout-every` of each model kind, picked by a hash of the shape), so the reported error is
+on shapes the fit never saw. The defaults of the
 `compute` group are scored on the same held-out rows for comparison.
 
 `--peak` / `--bandwidth` replace the device's datasheet figures (all precisions), for devices
@@ -48,12 +49,22 @@ class Fit:
 
 
 def shape_key(row: ProfileRow) -> str:
-    signature = row.signature
-    return f"{signature.model_kind}|{signature.shape}|{signature.precision.value}|{signature.checkpointing}"
+    """The signature key without its local batch: `kind|shape|precision|ckpt`."""
+    kind, shape, _batch, precision, checkpointing = row.signature.key().split("|")
+    return f"{kind}|{shape}|{precision}|{checkpointing}"
 
 
-def is_held_out(row: ProfileRow, every: int) -> bool:
-    return zlib.crc32(shape_key(row).encode()) % every == 0
+def held_out_shapes(rows: list[ProfileRow], every: int) -> set[str]:
+    """One shape in `every` of each model kind, chosen by a hash of the shape (deterministic),
+    so that every kind with at least two shapes is both fitted and tested."""
+    by_kind: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        by_kind[row.signature.model_kind].add(shape_key(row))
+    held = set()
+    for shapes in by_kind.values():
+        ordered = sorted(shapes, key=lambda key: (zlib.crc32(key.encode()), key))
+        held.update(key for index, key in enumerate(ordered) if index % every == every - 1)
+    return held
 
 
 def fit_class(rows: list[ProfileRow], device: DeviceSpec) -> Fit:
@@ -125,13 +136,14 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="datasheet entry whose peaks the efficiencies refer to")
     parser.add_argument("--peak", default="", help="peak FLOP/s for every precision, e.g. 166GFLOPS")
     parser.add_argument("--bandwidth", default="", help="memory bandwidth, e.g. 50GB/s")
-    parser.add_argument("--holdout-every", type=int, default=3, help="hold out shapes whose hash %% N == 0")
+    parser.add_argument("--holdout-every", type=int, default=3, help="hold out one shape in N of each model kind")
     args = parser.parse_args()
 
     device = device_spec(args.device, args.peak, args.bandwidth)
     rows = load(args.paths)
-    fitting = [row for row in rows if not is_held_out(row, args.holdout_every)]
-    held_out = [row for row in rows if is_held_out(row, args.holdout_every)]
+    held = held_out_shapes(rows, args.holdout_every)
+    fitting = [row for row in rows if shape_key(row) not in held]
+    held_out = [row for row in rows if shape_key(row) in held]
     print(f"device {rows[0].device if rows else '?'}; peaks of '{device.name}': "
           f"fp16 {units.format_flop_per_s(device.peak('fp16'))}, fp32 {units.format_flop_per_s(device.peak('fp32'))}, "
           f"memory {units.format_bandwidth_bps(device.memory_bandwidth_bps)}")

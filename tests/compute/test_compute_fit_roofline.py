@@ -40,6 +40,7 @@ def test_fit_recovers_known_efficiencies():
 def test_held_out_shapes_are_wholly_held_out():
     device = fit_roofline.device_spec("h100_sxm", "", "")
     rows = synthetic_rows(device, 0.6, 0.5, 0.0)
-    held = {fit_roofline.shape_key(r) for r in rows if fit_roofline.is_held_out(r, 3)}
-    fitted = {fit_roofline.shape_key(r) for r in rows if not fit_roofline.is_held_out(r, 3)}
-    assert held and fitted and not held & fitted
+    held = fit_roofline.held_out_shapes(rows, 3)
+    fitted = {fit_roofline.shape_key(r) for r in rows} - held
+    assert len(held) == 3 and len(fitted) == 6
+    assert all(len({r.signature.local_batch for r in rows if fit_roofline.shape_key(r) == key}) == 4 for key in held)

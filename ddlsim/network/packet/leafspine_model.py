@@ -3,13 +3,13 @@
 Pods of `gpus_per_pod` GPUs; each GPU has one link of `gpu_link_bps` to each of the pod's
 `num_planes` parallel leaf (NVLink) switches; leaf switch k of every pod has one uplink of
 `uplink_bps` to spine switch k. The planes are independent networks: a GPU stripes its packets
-over them round-robin. A switch forwards a packet `switch_latency_s` after it arrived into the
-FIFO of its output port (store and forward, no flow control); a packet that finds no room in the
-switch's buffer is dropped. `buffer_policy` says how a switch's buffer is divided among its output
-ports: "shared" (complete sharing: any port may fill the whole buffer), "dynamic" (the dynamic
-threshold of Choudhury and Hahne: a port may queue up to `dynamic_alpha` times the free buffer)
-or "static" (an equal share per output port). Links serialise packets at their rate; GPUs' own send queues are
-unbounded (the data waits in GPU memory).
+over them round-robin. A leaf (spine) switch puts a packet into the FIFO of its output port
+`leaf_latency_s` (`spine_latency_s`) after it arrived: store and forward, no flow control. A
+packet that finds no room in the switch's buffer is dropped; `buffer_policy` says how the buffer
+is divided among output ports: "shared" (complete sharing: one port may fill all of it),
+"dynamic" (the dynamic threshold of Choudhury and Hahne: a port may queue up to `dynamic_alpha`
+times the free buffer) or "static" (an equal share per output port). Links serialise packets at
+their rate; GPUs' own send queues are unbounded (the data waits in GPU memory).
 
 The clock ticks once per packet time of one GPU link (1,500 B at 900 Gb/s: 13.3 ns), so no port
 sends more than one packet per tick; GPUs still start packets per sub-slot of one packet at their
@@ -45,7 +45,8 @@ class LeafSpinePacketParams:
     num_planes: int
     gpu_link_bps: float
     uplink_bps: float
-    switch_latency_s: float
+    leaf_latency_s: float
+    spine_latency_s: float
     leaf_buffer_bytes: int
     spine_buffer_bytes: int
     propagation_s: float = 0.0
@@ -65,7 +66,7 @@ class LeafSpinePacketParams:
         for key in ("gpu_link_bps", "uplink_bps"):
             if not getattr(self, key) > 0:
                 raise ConfigError(key, getattr(self, key), "must be positive")
-        for key in ("switch_latency_s", "propagation_s", "leaf_buffer_bytes", "spine_buffer_bytes"):
+        for key in ("leaf_latency_s", "spine_latency_s", "propagation_s", "leaf_buffer_bytes", "spine_buffer_bytes"):
             if not getattr(self, key) >= 0:
                 raise ConfigError(key, getattr(self, key), "must be zero or positive")
 
@@ -117,7 +118,9 @@ class LeafSpinePacketModel:
         else:
             self.buffer_of, self.buffer_packets = self.switch_of, switch_packets
         self.buffer_used = np.zeros(self.buffer_packets.size, dtype=np.int64)
-        self.hop_slots = (params.propagation_s + params.switch_latency_s) * to_slots
+        # head latency to the next output queue: into the spine from an uplink, into a leaf otherwise
+        self.hop_slots = (params.propagation_s + np.where(self.kind == UP, params.spine_latency_s,
+                                                          params.leaf_latency_s)) * to_slots
         self.wire_slots = params.propagation_s * to_slots
 
         self.traffic = LocalityTraffic(n, params.gpus_per_pod, run.load, run.locality)
@@ -210,7 +213,7 @@ class LeafSpinePacketModel:
         onward = ~last
         if onward.any():
             moving = ids[onward]
-            ready = depart[onward] + self.hop_slots
+            ready = depart[onward] + self.hop_slots[ready_ports[onward]]
             bank.fields["ready"][moving] = ready
             target = self._next_queue(ready_ports[onward], bank.fields["dst"][moving], bank.fields["local"][moving])
             # servable in the tick that contains `ready` (and never before the next tick)

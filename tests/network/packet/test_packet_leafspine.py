@@ -22,7 +22,8 @@ def test_reference_constants():
     params = leafspine_params(1024)
     assert (params.num_pods, params.gpus_per_pod, params.num_planes) == (128, 8, 4)
     assert params.injection_bps == 3.6e12  # 4 x 900 Gb/s NVLink per GPU
-    assert (params.uplink_bps, params.switch_latency_s) == (800e9, 1e-6)
+    assert params.gpu_link_bps == 900e9 and params.uplink_bps == 800e9  # per plane
+    assert (params.leaf_latency_s, params.spine_latency_s) == (1e-6, 1e-6)
     assert (params.leaf_buffer_bytes, params.spine_buffer_bytes) == (16 * 10**6, 64 * 10**6)
 
 
@@ -63,7 +64,15 @@ def test_deterministic():
 
 
 def test_reference_parses_units():
-    assert LeafSpineReference(switch_latency="450ns").params(64).switch_latency_s == pytest.approx(450e-9)
+    assert LeafSpineReference(spine_latency="450ns").params(64).spine_latency_s == pytest.approx(450e-9)
+
+
+def test_leaf_and_spine_latencies_are_separate():
+    params = dataclasses.replace(leafspine_params(32), spine_latency_s=450e-9)  # a Tomahawk 4 spine
+    model = LeafSpinePacketModel(params, short_run(0.02, 0.0))
+    model.run()
+    latency, _ = model.stats.latencies(model.slot_s)
+    assert latency.min() == pytest.approx(2 * GPU_SER_S + 2 * UPLINK_SER_S + 2e-6 + 450e-9)
 
 
 @pytest.mark.parametrize("policy", ["dynamic", "static"])

@@ -1,9 +1,11 @@
 """ddlsim: how long distributed deep-learning training takes on a given network fabric, and why."""
 
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.network import CollectiveEstimator, ReductionModel, estimate_collective, make_fabric
 from ddlsim.runner import build_components, compose, run
 from ddlsim.workload import ParallelConfig, architecture_params, build_equivalent_shard, gradient_bytes
 
 __all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run",
-           "ParallelConfig", "architecture_params", "build_equivalent_shard", "gradient_bytes"]
+           "ParallelConfig", "architecture_params", "build_equivalent_shard", "gradient_bytes",
+           "CollectiveEstimator", "ReductionModel", "estimate_collective", "make_fabric"]
 __version__ = "0.1.0"

@@ -79,12 +79,18 @@ class StepPricer:
             cost = self._cache.put(key, self.fabric.price(pattern, layout, placement))
         return cost
 
-    def windowed(self, step: CompactStep, cost: PatternCost, layout: GroupLayout,
-                 placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-        """Per-repetition (latency_s, seconds per weight-byte) of a step with class windows."""
+    def windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+        """Per-repetition (latency_s, seconds per weight-byte) of a step with class windows.
+
+        One class per window (tree levels): each class is priced alone, which touches every pair
+        once in all. Wider windows (pipelines) use the per-class costs when classes share no
+        resource, and otherwise price each distinct window.
+        """
         low, high = step.windows
-        if cost.disjoint:
-            return window_max(cost.class_latency_s, low, high), window_max(cost.class_s_per_unit, low, high)
+        if np.any(low != high):
+            cost = self.cost(step.pattern, layout, placement)
+            if cost.disjoint:
+                return window_max(cost.class_latency_s, low, high), window_max(cost.class_s_per_unit, low, high)
         assert isinstance(step.pattern, Pairs)
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
@@ -118,13 +124,13 @@ def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, 
         compute += local_work_s(step, size_bytes, model)
         if not step.is_communication:
             continue
-        cost = pricer.cost(step.pattern, layout, placement)
         step_bytes = step.fractions() * size_bytes
         if step.windows is None:
+            cost = pricer.cost(step.pattern, layout, placement)
             latency += cost.latency_s * step.repeat
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, cost.s_per_unit)))
         else:
-            step_latency, s_per_unit = pricer.windowed(step, cost, layout, placement)
+            step_latency, s_per_unit = pricer.windowed(step, layout, placement)
             latency += float(np.sum(step_latency))
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, s_per_unit)))
         latency += fabric.setup_time_s(previous, step.circuit)

@@ -99,7 +99,8 @@ class Pairs(Pattern):
 
     `classes[i]` (0 <= class < num_classes) groups pairs into classes that a step activates
     by range. `key` names the structure (e.g. ``("ring", 1)``); without one, the arrays are
-    digested, which costs a pass over them.
+    digested, which costs a pass over them. `one_to_one` promises that no position sends or
+    receives more than one transfer (a permutation step), which lets fabrics skip aggregation.
     """
 
     group_size: int
@@ -110,6 +111,7 @@ class Pairs(Pattern):
     multicast: bool = False
     key: Hashable = None
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    one_to_one: bool = False
 
     def __post_init__(self) -> None:
         src = _as_index_array(self.src, "pattern.src")
@@ -121,9 +123,13 @@ class Pairs(Pattern):
             raise ConfigError("pattern", (int(src.min()), int(src.max())), f"positions must lie in [0, {n})")
         if np.any(src == dst):
             raise ConfigError("pattern", int(src[src == dst][0]), "a position cannot send to itself")
-        weight = np.broadcast_to(np.asarray(self.weight, dtype=np.float64), src.shape).copy()
-        if weight.size and (not np.all(np.isfinite(weight)) or weight.min() < 0):
-            raise ConfigError("pattern.weight", float(weight.min()), "weights must be finite and >= 0")
+        weight = np.asarray(self.weight, dtype=np.float64)
+        weight = np.full(src.shape, float(weight)) if weight.ndim == 0 else weight
+        if weight.shape != src.shape:
+            raise ConfigError("pattern.weight", weight.shape, f"needs one weight per pair ({src.size})")
+        low_weight, high_weight = (float(weight.min()), float(weight.max())) if weight.size else (0.0, 0.0)
+        if not (np.isfinite(low_weight) and np.isfinite(high_weight)) or low_weight < 0:
+            raise ConfigError("pattern.weight", low_weight, "weights must be finite and >= 0")
         classes = None
         if self.classes is not None:
             classes = _as_index_array(self.classes, "pattern.classes")
@@ -138,8 +144,7 @@ class Pairs(Pattern):
             object.__setattr__(self, "key", ("digest", content_key(*arrays)))
         object.__setattr__(self, "annotations", dict(self.annotations))
         # A structural key names the pairs; weights may still differ between steps that share it.
-        uniform = weight.size == 0 or bool(np.all(weight == weight[0]))
-        weight_key = ("uniform", float(weight[0]) if weight.size else 0.0) if uniform else content_key(weight)
+        weight_key = ("uniform", low_weight) if low_weight == high_weight else content_key(weight)
         object.__setattr__(self, "_weight_key", weight_key)
 
     @property
@@ -168,7 +173,7 @@ class Pairs(Pattern):
             return self
         mask = (self.classes >= low_class) & (self.classes <= high_class)
         return Pairs(self.group_size, self.src[mask], self.dst[mask], self.weight[mask], None, self.multicast,
-                     ("window", self.key, low_class, high_class), self.annotations)
+                     ("window", self.key, low_class, high_class), self.annotations, self.one_to_one)
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,7 +260,7 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     coordinate = dim_coordinates(positions, stride, size)
     dst = positions + ((coordinate + offset) % size - coordinate) * stride
     key = ("shift", stride, size, offset % size, key_extra)
-    return Pairs(group_size, positions, dst, weight, classes, multicast, key)
+    return Pairs(group_size, positions, dst, weight, classes, multicast, key, one_to_one=True)
 
 
 def dim_blocks(group_size: int, stride: int, size: int) -> np.ndarray:

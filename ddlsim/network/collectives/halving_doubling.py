@@ -61,6 +61,8 @@ class Virtual:
     def masked_count(self, pattern: np.ndarray, bits: int) -> np.ndarray:
         """Chunks owned by segments whose low `bits` bits equal `pattern`."""
         period = 1 << bits
+        if self.r == 0:
+            return np.full(np.shape(pattern), self.m // period, dtype=np.int64)
         extra = np.where(pattern < self.r, (self.r - 1 - pattern) // period + 1, 0)
         return self.m // period + extra
 
@@ -68,12 +70,20 @@ class Virtual:
 def _pairs_step(builder: ScheduleBuilder, src_v: np.ndarray, dst_v: np.ndarray, counts: np.ndarray,
                 chunk_lists, key, label: str, reduce: bool, real=True) -> None:
     virtual = builder.virtual
-    src = virtual.real[src_v] if real else src_v
-    dst = virtual.real[dst_v] if real else dst_v
+    most, least = (int(counts.max()), int(counts.min())) if counts.size else (0, 0)
+    weight = float(most) if most == least else counts.astype(np.float64)
+    # Halving and doubling use the same pairs for a bit: build the pattern once per (key, weights).
+    memo_key = (key, most if most == least else None)
+    pattern = builder.memo.get(memo_key) if memo_key[1] is not None else None
+    if pattern is None:
+        src = virtual.real[src_v] if real else src_v
+        dst = virtual.real[dst_v] if real else dst_v
+        pattern = Pairs(builder.n, src, dst, weight, key=key, one_to_one=True)
+        builder.memo[memo_key] = pattern
+    src, dst = pattern.src, pattern.dst
     fraction = builder.payload / builder.n
-    reductions = (Reduction(2, fraction * float(counts.max())),) if reduce and counts.size else ()
-    step = CompactStep(Pairs(builder.n, src, dst, counts.astype(np.float64), key=key), fraction,
-                       reductions=reductions, label=label)
+    reductions = (Reduction(2, fraction * most),) if reduce and counts.size else ()
+    step = CompactStep(pattern, fraction, reductions=reductions, label=label)
 
     def explicit():
         lists = [chunk_lists(i) for i in range(src.size)]
@@ -207,6 +217,7 @@ class HalvingDoubling(CollectiveAlgorithm):
     def _build(self, request: ScheduleRequest, explicit: bool) -> ScheduleBuilder:
         builder = ScheduleBuilder(request, self.name, request.group_size, explicit=explicit)
         builder.virtual = Virtual(request.group_size)
+        builder.memo = {}
         build_rhd(builder)
         return builder
 

@@ -77,12 +77,7 @@ class Fabric:
         return None
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
-        listed = pattern.pairs()
-        groups = layout.num_groups
-        src = placement.node_of(job_ranks(layout, listed.src).ravel())
-        dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
-        weights = np.tile(listed.weight, groups)
-        classes = None if listed.classes is None else np.tile(listed.classes, groups)
+        src, dst, weights, classes = expand_listed(pattern, layout, placement)
         routes = self.route(src, dst, weights)
         return price_flows(routes, self.capacity_bps(), weights, classes=classes,
                            num_classes=pattern.num_classes, sources=src,
@@ -106,9 +101,22 @@ class Fabric:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes}
 
 
+def expand_listed(pattern: Pattern, layout: GroupLayout, placement: Placement
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The pattern's pairs in every group of the layout, as fabric nodes: (src, dst, weight, class)."""
+    listed = pattern.pairs()
+    if layout.num_groups == 1 and layout.stride == 1 and placement.nodes is None:
+        return listed.src, listed.dst, listed.weight, listed.classes
+    groups = layout.num_groups
+    src = placement.node_of(job_ranks(layout, listed.src).ravel())
+    dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
+    classes = None if listed.classes is None else np.tile(listed.classes, groups)
+    return src, dst, np.tile(listed.weight, groups), classes
+
+
 def listed_pairs_count(pattern: Pattern, layout: GroupLayout) -> int:
     """Flows a pattern lists over the whole job."""
     return pattern.num_pairs() * layout.num_groups
 
 
-__all__ = ["Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "listed_pairs_count"]
+__all__ = ["Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed", "listed_pairs_count"]

@@ -24,8 +24,8 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.patterns import Mesh
+from ddlsim.network.fabrics.base import Fabric, expand_listed
+from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
@@ -168,10 +168,53 @@ class FatTree(Fabric):
         return self._capacity
 
     def common_level(self, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> np.ndarray:
+        """0 for two GPUs of one node, t + 1 when their nearest common switch is in tier t."""
         level = np.zeros(src_nodes.size, dtype=np.int64)
+        if all(size & (size - 1) == 0 for size in self.level_sizes):
+            apart = src_nodes ^ dst_nodes  # two nodes share an aligned power-of-two block iff apart < size
+            for size in self.level_sizes:
+                level += apart >= size
+            return level
         for size in self.level_sizes:
             level += (src_nodes // size) != (dst_nodes // size)
         return level
+
+    def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """The flow model of `route`, aggregated directly (the generic path handles classes)."""
+        if pattern.num_classes or (pattern.multicast and self.supports_multicast()):
+            return super().price_listed(pattern, layout, placement)
+        src, dst, weight, _ = expand_listed(pattern, layout, placement)
+        if src.size == 0:
+            return PatternCost.zero()
+        unique = bool(getattr(pattern, "one_to_one", False))
+        level = self.common_level(src, dst)
+        inside = level == 0
+        times = []
+        for mask, bandwidth in ((inside, self.node_bandwidth_bps), (~inside, self.nic_bandwidth_bps)):
+            if not mask.any():
+                continue
+            if unique:
+                busiest = weight[mask].max()
+            else:
+                busiest = max(np.bincount(src[mask], weight[mask]).max(), np.bincount(dst[mask], weight[mask]).max())
+            times.append(busiest * units.BITS_PER_BYTE / bandwidth)
+        for tier, (size, ratio) in enumerate(zip(self.tier_sizes[:-1], self.oversubscription)):
+            crossing = level > tier + 1
+            if not crossing.any():
+                break
+            leaving = weight * crossing
+            busiest = max(self._domain_sums(src, leaving, size, unique).max(),
+                          self._domain_sums(dst, leaving, size, unique).max())
+            times.append(busiest * units.BITS_PER_BYTE * ratio / (size * self.nic_bandwidth_bps))
+        return PatternCost(float(self.level_latency_s[level.max()]), float(max(times)))
+
+    def _domain_sums(self, nodes: np.ndarray, values: np.ndarray, size: int, unique: bool) -> np.ndarray:
+        domains = -(-self.num_nodes // size)
+        if not unique:
+            return np.bincount(nodes // size, values, minlength=domains)
+        spread = np.zeros(domains * size)
+        spread[nodes] = values
+        return spread.reshape(domains, size).sum(axis=1)
 
     def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
         n = self.num_nodes

@@ -14,8 +14,8 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.patterns import Mesh
+from ddlsim.network.fabrics.base import Fabric, expand_listed
+from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
@@ -66,6 +66,18 @@ class IdealSwitch(Fabric):
     def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
         latency = np.full(src_nodes.size, self.latency_s)
         return Routes(latency, (src_nodes, self.num_nodes + dst_nodes), egress=(0,))
+
+    def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        if pattern.num_classes or (pattern.multicast and self.multicast):
+            return super().price_listed(pattern, layout, placement)
+        src, dst, weight, _ = expand_listed(pattern, layout, placement)
+        if src.size == 0:
+            return PatternCost.zero()
+        if getattr(pattern, "one_to_one", False):
+            busiest = weight.max()
+        else:
+            busiest = max(np.bincount(src, weight).max(), np.bincount(dst, weight).max())
+        return PatternCost(self.latency_s, float(busiest) * units.BITS_PER_BYTE / self.bandwidth_bps)
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         sizes = mesh.block_sizes()

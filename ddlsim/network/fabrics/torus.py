@@ -19,8 +19,8 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
-from ddlsim.network.patterns import Mesh
+from ddlsim.network.fabrics.base import Fabric, expand_listed, listed_pairs_count
+from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
@@ -146,14 +146,36 @@ class Torus2D(Fabric):
         parts = []
         for forward in (True, False):
             rows = (forward_x == forward) & (hops_x > 0)
+            if not rows.any():
+                parts.append(np.zeros(self.num_nodes))
+                continue
             start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
             parts.append(_ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width).ravel())
         for forward in (True, False):
             rows = (forward_y == forward) & (hops_y > 0)
+            if not rows.any():
+                parts.append(np.zeros(self.num_nodes))
+                continue
             start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
             columns = _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
             parts.append(columns.T.ravel())
         return np.concatenate(parts)
+
+    def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """Link loads by interval sums along rows and columns (the generic path handles classes)."""
+        if pattern.num_classes:
+            return super().price_listed(pattern, layout, placement)
+        src, dst, weight, _ = expand_listed(pattern, layout, placement)
+        if src.size == 0:
+            return PatternCost.zero()
+        width = self.dims[0]
+        x1, y1, x2, y2 = src % width, src // width, dst % width, dst // width
+        forward_x, hops_x = _short_way(x2 - x1, width)
+        forward_y, hops_y = _short_way(y2 - y1, self.dims[1])
+        latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
+                   + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
+        loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
+        return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         flows = listed_pairs_count(mesh, layout)

@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     table = frame.pivot_table(index=["model", "num_nodes"], columns="series", values="time_s") * 1e3
     steps = frame[frame.model == "resnet50"].pivot_table(index="num_nodes", columns="series", values="num_steps")
     print("All-reduce time (ms):\n" + table[list(SERIES)].round(2).to_string())
-    print("\nSteps:\n" + steps[list(SERIES)].to_string())
+    print("\nSteps:\n" + steps[list(SERIES)].astype(int).to_string())
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
     print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", plot(frame, args.out))
     return 0

@@ -7,6 +7,9 @@ import pandas as pd
 
 from ddlsim.config_store import GROUPS
 
+# The default main job is a sweep (experiment=quickstart); these tests run single collectives.
+SINGLE_COLLECTIVE_RUN = ("experiment=null", "task=collective", "fabric=ideal")
+
 
 def ddlsim(*args: str, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ddlsim.cli", *args], cwd=cwd, capture_output=True, text=True,
@@ -30,7 +33,7 @@ def test_unknown_option_is_one_line(tmp_path):
 
 
 def test_bad_value_is_one_line_naming_key_and_rule(tmp_path):
-    result = ddlsim("fabric.bandwidth=-5Gbps", cwd=tmp_path)
+    result = ddlsim("fabric=ideal", "fabric.bandwidth=-5Gbps", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip() == "ddlsim: error: fabric.bandwidth = '-5Gbps': must be positive"
 
@@ -44,7 +47,8 @@ def test_unknown_key_is_one_line(tmp_path):
 
 def test_single_run_writes_csv_and_parquet(tmp_path):
     run_dir = tmp_path / "run"
-    result = ddlsim("task.sizes=[1GB]", "task.num_ranks=[16]", f"hydra.run.dir={run_dir}", cwd=tmp_path)
+    result = ddlsim(*SINGLE_COLLECTIVE_RUN, "task.sizes=[1GB]", "task.num_ranks=[16]", f"hydra.run.dir={run_dir}",
+                    cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     csv = pd.read_csv(run_dir / "results.csv")
     parquet = pd.read_parquet(run_dir / "results.parquet")
@@ -55,8 +59,8 @@ def test_single_run_writes_csv_and_parquet(tmp_path):
 
 def test_two_point_sweep_gathers_both_rows(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    result = ddlsim("-m", "fabric.bandwidth=100Gbps,400Gbps", "task.sizes=[1GB]", "task.num_ranks=[16]",
-                    f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    result = ddlsim("-m", *SINGLE_COLLECTIVE_RUN, "fabric.bandwidth=100Gbps,400Gbps", "task.sizes=[1GB]",
+                    "task.num_ranks=[16]", f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     gathered = pd.read_csv(sweep_dir / "results.csv")
     assert len(gathered) == 2

@@ -22,7 +22,7 @@ def test_every_group_has_options():
 
 
 def test_run_without_hydra_returns_rows():
-    result = ddlsim.run(["task.sizes=[1MB]", "task.num_ranks=[8]"])
+    result = ddlsim.run(["experiment=null", "task=collective", "task.sizes=[1MB]", "task.num_ranks=[8]"])
     assert len(result.rows) == 1
     assert result.rows[0]["size_bytes"] == 10**6 and result.rows[0]["time_s"] > 0
 
@@ -40,7 +40,7 @@ def test_typo_in_a_mapping_is_a_config_error():
 
 def test_value_error_is_raised_before_the_task_runs():
     with pytest.raises(ConfigError, match=r"fabric.bandwidth = '-5Gbps': must be positive"):
-        ddlsim.build_components(["fabric.bandwidth=-5Gbps"])
+        ddlsim.build_components(["fabric=ideal", "fabric.bandwidth=-5Gbps"])
 
 
 def test_same_config_same_rows():

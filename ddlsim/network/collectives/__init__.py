@@ -9,6 +9,7 @@ from ddlsim.network.collectives import (  # noqa: F401
     ring,
     trees,
 )
+from ddlsim.network.collectives import topoopt_ring as _topoopt_ring  # noqa: F401
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 
 __all__ = ["CollectiveAlgorithm", "ScheduleRequest"]

@@ -94,8 +94,9 @@ def coin_change_mod(n: int, coins: Sequence[int]) -> CoinRoutes:
     coin_array = np.array(distinct, dtype=np.int64)
     while frontier.size and coin_array.size:
         level += 1
-        reached = np.unique((frontier[:, None] + coin_array[None, :]).ravel() % n)
-        reached = reached[hops[reached] < 0]
+        touched = np.zeros(n, dtype=bool)
+        touched[(frontier[:, None] + coin_array[None, :]).ravel() % n] = True
+        reached = np.flatnonzero(touched & (hops < 0))
         hops[reached] = level
         frontier = reached
     if (hops < 0).any():

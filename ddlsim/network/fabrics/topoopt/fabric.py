@@ -120,11 +120,19 @@ class DirectConnectFabric(Fabric):
         src = placement.node_of(job_ranks(layout, listed.src).ravel())
         dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
         weights = np.tile(listed.weight, layout.num_groups)
+        classes = None if listed.classes is None else np.tile(listed.classes, layout.num_groups)
         if not src.size:
-            return PatternCost.zero()
-        loads = topology.link_loads(src, dst, weights)
-        routes = Routes(self._latency(topology.hops(src, dst)), (), fixed_loads=loads)
-        return price_flows(routes, np.full(topology.num_links, self.link_bandwidth_bps), weights)
+            return PatternCost.zero(pattern.num_classes)
+        latency = self._latency(topology.hops(src, dst))
+        links = topology.path_links(src, dst)
+        if links is not None:
+            # One path per flow: hand the hops to the core pricer, which also prices each pattern
+            # class alone (pipelined steps activate windows of classes).
+            routes = Routes(latency, tuple(links), egress=(0,))
+        else:
+            routes = Routes(latency, (), fixed_loads=topology.link_loads(src, dst, weights))
+        return price_flows(routes, np.full(topology.num_links, self.link_bandwidth_bps), weights,
+                           classes=classes, num_classes=pattern.num_classes, sources=src)
 
     def _price_full_mesh(self, mesh: Mesh, layout: GroupLayout, topology: DirectTopology) -> PatternCost | None:
         """A mesh over the whole job on a ring union, in closed form (every link of a ring carries

@@ -188,6 +188,49 @@ class DirectTopology:
             return self._coin_loads(src, dst, size)
         return self._ecmp_loads(src, dst, size)
 
+    def path_links(self, src: np.ndarray, dst: np.ndarray, max_hops: int = 4) -> np.ndarray | None:
+        """links[h, f]: the link flow f crosses at hop h (-1 past its last hop), on a ring union.
+
+        Only for circulant topologies (one path per flow) and routes of at most `max_hops` links;
+        otherwise None (callers then use `link_loads`, which never lists a route hop by hop on a
+        single ring).
+        """
+        if self.circulant_rules is None:
+            return None
+        src = np.asarray(src, dtype=np.int64).ravel()
+        dst = np.asarray(dst, dtype=np.int64).ravel()
+        n = self.num_nodes
+        routes = self.coin_routes
+        offsets = (dst - src) % n
+        hops = routes.hops[offsets]
+        longest = int(hops.max()) if hops.size else 0
+        if longest > max_hops:
+            return None
+        rule_index = np.zeros(n, dtype=np.int64)
+        rule_index[list(self.circulant_rules)] = np.arange(len(self.circulant_rules))
+        if longest == 1:
+            # Direct links only (ring steps): the offset is the rule itself.
+            return (rule_index[offsets] * n + src)[None, :]
+        if src.size and np.all(offsets == offsets[0]):
+            # A shift: every flow takes the same coins, so each hop is one vector operation.
+            coins = routes.coins_for(int(offsets[0]))
+            prefix = np.concatenate([[0], np.cumsum(coins)[:-1]]).astype(np.int64)
+            return np.stack([rule_index[c] * n + (src + p) % n for c, p in zip(coins, prefix)]) if coins else \
+                np.zeros((0, src.size), dtype=np.int64)
+        links = np.full((longest, src.size), -1, dtype=np.int64)
+        node = dst.copy()
+        back = 0
+        active = np.flatnonzero(offsets != 0)
+        while active.size:
+            coin = routes.last_coin[offsets[active]]
+            before = (node[active] - coin) % n
+            links[hops[active] - 1 - back, active] = rule_index[coin] * n + before
+            node[active] = before
+            offsets[active] = (offsets[active] - coin) % n
+            active = active[offsets[active] != 0]
+            back += 1
+        return links
+
     def _coin_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> np.ndarray:
         routes = self.coin_routes
         n = self.num_nodes

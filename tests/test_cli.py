@@ -8,7 +8,7 @@ import pandas as pd
 from ddlsim.config_store import GROUPS
 
 # The default main job is a sweep (experiment=quickstart); these tests run single collectives.
-SINGLE_COLLECTIVE_RUN = ("experiment=null", "task=collective", "fabric=ideal")
+SINGLE_COLLECTIVE_RUN = ("experiment=single", "task=collective", "fabric=ideal")
 
 
 def ddlsim(*args: str, cwd) -> subprocess.CompletedProcess:

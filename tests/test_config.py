@@ -22,7 +22,7 @@ def test_every_group_has_options():
 
 
 def test_run_without_hydra_returns_rows():
-    result = ddlsim.run(["experiment=null", "task=collective", "task.sizes=[1MB]", "task.num_ranks=[8]"])
+    result = ddlsim.run(["experiment=single", "task=collective", "task.sizes=[1MB]", "task.num_ranks=[8]"])
     assert len(result.rows) == 1
     assert result.rows[0]["size_bytes"] == 10**6 and result.rows[0]["time_s"] > 0
 

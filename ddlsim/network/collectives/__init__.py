@@ -11,5 +11,6 @@ from ddlsim.network.collectives import (  # noqa: F401
 )
 from ddlsim.network.collectives import topoopt_ring as _topoopt_ring  # noqa: F401
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
+from ddlsim.network.collectives.rampx import algorithm as _rampx  # noqa: F401
 
 __all__ = ["CollectiveAlgorithm", "ScheduleRequest"]

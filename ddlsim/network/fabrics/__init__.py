@@ -3,5 +3,6 @@
 from ddlsim.network.fabrics import fat_tree, ideal, torus  # noqa: F401
 from ddlsim.network.fabrics import topoopt as _topoopt  # noqa: F401
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.ramp import fabric as _ramp  # noqa: F401
 
 __all__ = ["Fabric"]

@@ -6,8 +6,10 @@ racks and node numbers") with x' J' Lambda' = n, x' <= x, J' <= J, Lambda' <= La
 x' | Lambda' (device groups). Steps 1 and 2 are active when x' > 1, step 3 when J' > 1 and
 step 4 when Lambda' / x' > 1, so the dimensions minimising the active steps are chosen. A
 subgroup may not have more members than a node has transceiver groups plus one (every peer
-needs a transceiver group in the same slots). Ties go to more groups, then more racks: they
-spread a step's transfers over more subnets. Jobs whose size has no such factorisation
+needs a transceiver group in the same slots). Ties go to more groups (more subnets), then to
+fewer racks: nodes with the same number in different racks share a wavelength in every
+broadcast-and-select subnet, so spreading a job over node numbers rather than racks avoids
+wavelength contention. Jobs whose size has no such factorisation
 (e.g. a prime above Lambda) cannot run RAMP-x; they are placed node after node.
 
 The job occupies groups [0, x'), racks [0, J') and node numbers [0, Lambda'), ranks filling that
@@ -51,7 +53,7 @@ def job_dims(num_ranks: int, x: int, racks: int, wavelengths: int) -> tuple[int,
                 continue
             if max(x_job, racks_job, lam_job // x_job) > x + 1:
                 continue
-            score = (active_steps(x_job, racks_job, lam_job), -x_job, -racks_job)
+            score = (active_steps(x_job, racks_job, lam_job), -x_job, racks_job)
             if best is None or score < best[0]:
                 best = (score, (x_job, racks_job, lam_job))
     return None if best is None else best[1]

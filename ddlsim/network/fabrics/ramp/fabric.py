@@ -1,0 +1,215 @@
+"""RAMP as a ddlsim fabric: placement, step pricing through the transcoder, cost and power.
+
+Price of a step (RAMP 6.2, 7.4-7.5):
+- latency (head-to-head): propagation (1.3 us at maximum scale) plus node I/O (100 ns). The
+  sub-nanosecond reconfiguration is the guard time inside every slot, so it is not added again.
+- transfer (head-to-tail): the transcoder gives every transfer a number of transceiver groups
+  and the step a number of rounds (`transcoder.plan_step`); a group carries b x the slot payload
+  (950 B per 20 ns slot at 400 Gbps) and transfer times are rounded up to whole slots.
+
+Groups per transfer follow `transceiver_policy`: ``paper`` uses Eq. 3 (1 + the additional
+groups) when a node has several peers and all x groups for a one-to-one step (6.2.2, the
+first step-4 formulation); ``greedy`` tries x / peers for every step. Either way, the count is
+lowered until the transcoder finds no contention, and the base group of Eq. 2 is replaced by
+(g_dst + j_src) mod x when that needs fewer rounds (Eq. 2 collides at receivers when members
+differ in both group and rack and x is even). Multicast steps (the broadcast tree) use SOA
+gating: one transceiver tuned to a wavelength reaches every group, so a source needs one
+transceiver group per distinct destination wavelength.
+
+The price depends only on which nodes talk to which, so the compact and the explicit view of
+a schedule get the same price.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ddlsim import units
+from ddlsim.errors import ConfigError
+from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.ramp import transcoder
+from ddlsim.network.fabrics.ramp.placement import place_job
+from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
+from ddlsim.network.patterns import Pattern, content_key
+from ddlsim.network.placement import Placement, job_ranks
+from ddlsim.network.pricing import PatternCost
+from ddlsim.registry import FABRICS
+from ddlsim.types import GroupLayout, NetworkCost
+
+POLICIES = ("paper", "greedy")
+_PLANS: OrderedDict[tuple, tuple[int, int]] = OrderedDict()
+_PLAN_CACHE_SIZE = 256
+
+
+@dataclass
+class RampConfig:
+    """RAMP (Ottino et al.): x groups of J racks of Lambda nodes, x transceiver groups per node."""
+
+    name: str = "ramp"
+    x: int = 32
+    racks: int = 32
+    wavelengths: int = 64
+    transceivers_per_group: int = 1
+    line_rate: str = "400Gbps"
+    subnet: str = "broadcast_select"
+    propagation: str = "1.3us"
+    io_latency: str = "100ns"
+    slot: str = "20ns"
+    slot_overhead: float = 0.05
+    transceiver_policy: str = "paper"
+    transceiver_cost_usd: float = 600.0
+    coupler_cost_usd: float = 3000.0
+    transceiver_power_w: float | None = None
+
+
+@FABRICS.register("ramp", RampConfig, summary="RAMP optical network: 65,536 nodes x 12.8 Tbps, ns reconfiguration")
+@dataclass(frozen=True)
+class RampFabric(Fabric):
+    """RAMP: flat, single-hop, all-to-all optical circuit switching with ns reconfiguration."""
+
+    dims: RampDims
+    subnet: str = "broadcast_select"
+    propagation_s: float = 1.3e-6
+    io_latency_s: float = 100e-9
+    slot_s: float = 20e-9
+    slot_overhead: float = 0.05
+    transceiver_policy: str = "paper"
+    cost_model: RampCostModel = RampCostModel()
+    name: str = "ramp"
+
+    @classmethod
+    def from_config(cls, config: RampConfig) -> RampFabric:
+        dims = RampDims(config.x, config.racks, config.wavelengths, config.transceivers_per_group,
+                        units.parse_bandwidth_bps(config.line_rate, "line_rate"))
+        transcoder.check_subnet_kind(config.subnet)
+        if config.transceiver_policy not in POLICIES:
+            raise ConfigError("transceiver_policy", config.transceiver_policy, f"must be one of {', '.join(POLICIES)}")
+        if not 0 <= config.slot_overhead < 1:
+            raise ConfigError("slot_overhead", config.slot_overhead, "must be in [0, 1)")
+        power = config.transceiver_power_w
+        if power is None:
+            power = FIXED_RECEIVER_POWER_W if config.subnet == "broadcast_select" else TUNABLE_RECEIVER_POWER_W
+        costs = RampCostModel(config.transceiver_cost_usd, config.coupler_cost_usd, power)
+        return cls(dims, config.subnet, units.parse_time_s(config.propagation, "propagation"),
+                   units.parse_time_s(config.io_latency, "io_latency"),
+                   units.parse_time_s(config.slot, "slot", allow_zero=False), config.slot_overhead,
+                   config.transceiver_policy, costs, config.name)
+
+    # -- structure ---------------------------------------------------------------------------
+    @property
+    def num_nodes(self) -> int:  # type: ignore[override]
+        return self.dims.num_nodes
+
+    def place(self, num_ranks: int) -> Placement:
+        return Placement(num_ranks, place_job(num_ranks, self.dims), key=("ramp", num_ranks))
+
+    def supports_multicast(self) -> bool:
+        return True
+
+    @property
+    def payload_bytes(self) -> float:
+        """Bytes one transceiver carries per slot (950 B at 400 Gbps, 20 ns, 5% guard)."""
+        return transcoder.payload_bytes_per_slot(self.dims.line_rate_bps, self.slot_s, self.slot_overhead)
+
+    @property
+    def group_rate_bytes_per_s(self) -> float:
+        """Payload rate of one transceiver group (b transceivers)."""
+        return self.dims.b * self.payload_bytes / self.slot_s
+
+    @property
+    def step_latency_s(self) -> float:
+        return self.propagation_s + self.io_latency_s
+
+    def nominal_alpha_beta(self) -> tuple[float, float]:
+        return self.step_latency_s, 1.0 / (self.dims.x * self.group_rate_bytes_per_s)
+
+    def describe(self) -> dict[str, Any]:
+        return {"fabric": self.name, "fabric_nodes": self.num_nodes, "ramp_x": self.dims.x,
+                "ramp_racks": self.dims.racks, "ramp_wavelengths": self.dims.wavelengths,
+                "node_capacity_bps": self.dims.node_capacity_bps, "subnet": self.subnet}
+
+    def table2(self) -> dict[str, float]:
+        return table2_figures(self.dims)
+
+    def network_cost(self, num_ranks: int) -> NetworkCost:
+        return self.cost_model.network_cost(self.dims, num_ranks)
+
+    # -- pricing -------------------------------------------------------------------------------
+    def transfers(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(src node, dst node, weight) of every transfer of `pattern` in every group of `layout`."""
+        listed = pattern.pairs()
+        src = placement.node_of(job_ranks(layout, listed.src).ravel())
+        dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
+        return src, dst, np.tile(listed.weight, layout.num_groups)
+
+    def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        src, dst, weight = self.transfers(pattern, layout, placement)
+        active = weight > 0
+        if not np.any(active):
+            return PatternCost(self.step_latency_s if src.size else 0.0, 0.0)
+        src, dst, weight = src[active], dst[active], weight[active]
+        if pattern.multicast:
+            per_pair = self._multicast_groups(src, dst)
+            s_per_unit = float(np.max(weight / per_pair)) / self.group_rate_bytes_per_s
+        else:
+            per_pair, rounds = self.step_plan(src, dst)
+            s_per_unit = rounds * float(weight.max()) / (per_pair * self.group_rate_bytes_per_s)
+        return PatternCost(self.step_latency_s, s_per_unit)
+
+    def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:
+        """Whole slots: a transfer occupies its slots even when the last one is not full."""
+        exact = np.asarray(step_bytes, dtype=np.float64) * s_per_byte
+        return np.ceil(exact / self.slot_s - 1e-9) * self.slot_s
+
+    def step_plan(self, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:
+        """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
+        key = (self.dims, self.subnet, self.transceiver_policy, content_key(src, dst))
+        cached = _PLANS.get(key)
+        if cached is not None:
+            _PLANS.move_to_end(key)
+            return cached
+        peers = int(np.bincount(src).max())
+        one_to_one = peers == 1 and int(np.bincount(dst).max()) == 1
+        use_all = one_to_one or self.transceiver_policy == "greedy"
+        best: tuple[float, int, int] | None = None
+        for rule in transcoder.BASE_RULES:
+            plan = transcoder.plan_step(self.dims, src, dst, members=peers + 1, rule=rule, use_all=use_all,
+                                        kind=self.subnet)
+            if best is None or plan.slowdown < best[0]:
+                best = (plan.slowdown, plan.per_pair, plan.rounds)
+        assert best is not None
+        _PLANS[key] = best[1:]
+        while len(_PLANS) > _PLAN_CACHE_SIZE:
+            _PLANS.popitem(last=False)
+        return best[1], best[2]
+
+    def _multicast_groups(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Transceiver groups per transfer of a multicast step (one wavelength per group)."""
+        x, lam = self.dims.x, self.dims.wavelengths
+        gs, _, _ = self.dims.coords(src)
+        gd, _, ld = self.dims.coords(dst)
+        wavelength = ld if self.subnet == "broadcast_select" else (ld - self.dims.coords(src)[2]) % lam
+        channel = np.unique(src * lam + wavelength)  # one tuned transmitter group per (source, wavelength)
+        per_source = np.bincount(channel // lam, minlength=self.num_nodes)
+        subnet_users = np.unique(((gs * x + gd) * lam + wavelength) * self.num_nodes + src)
+        sharing = np.bincount(subnet_users // self.num_nodes).max()
+        senders_per_receiver = np.bincount(np.unique(dst * self.num_nodes + src) // self.num_nodes).max()
+        cap = max(1, x // max(int(sharing), int(senders_per_receiver)))
+        return np.maximum(1, np.minimum(x // per_source[src], cap)).astype(np.float64)
+
+
+def rampx_dims_of(fabric: Fabric) -> RampDims | None:
+    """The RAMP dimensions of a fabric, or None when it is not RAMP."""
+    return fabric.dims if isinstance(fabric, RampFabric) else None
+
+
+def slots_for(fabric: RampFabric, size_bytes: float, groups: int) -> int:
+    """Slots one transfer of `size_bytes` needs over `groups` transceiver groups."""
+    return math.ceil(size_bytes / (groups * fabric.dims.b * fabric.payload_bytes)) if size_bytes > 0 else 0

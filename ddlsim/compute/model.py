@@ -4,8 +4,9 @@ Lookup order for ``source=auto``:
 
 1. measured: a profile row of this device with the task's exact signature and phase;
 2. scaled: the nearest measured shape of the same model kind, phase, precision and
-   checkpointing (closest FLOPs on a log scale, bytes for FLOP-free work), within
-   `max_scale_ratio`, scaled by the roofline's ratio between the two shapes, so the measured
+   checkpointing (`store.shape_distance`: summed log differences of the shape entries and the
+   local batch), if its work (FLOPs, or bytes for FLOP-free work) is within `max_scale_ratio`
+   of the task's, scaled by the roofline's ratio between the two shapes, so the measured
    efficiency carries over and only the change in work is modelled;
 3. roofline: the device's datasheet with the work class's efficiencies.
 

@@ -9,13 +9,14 @@ reads each CSV once, and a file re-written by the profiler is read again.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from ddlsim.compute.identity import device_slug
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
@@ -54,7 +55,7 @@ class ProfileStore:
         self.files: list[Path] = []
         self._exact: dict[tuple[str, str], ProfileRow] = {}
         self._by_kind: dict[KindKey, list[ProfileRow]] = defaultdict(list)
-        self._sorted: dict[KindKey, tuple[list[float], list[ProfileRow]]] = {}
+        self._index: dict[KindKey, tuple[list[str], np.ndarray, list[ProfileRow]]] = {}
         for directory in self.directories:
             device_dir = directory / device_slug(device_name)
             if device_dir.is_dir():
@@ -80,27 +81,41 @@ class ProfileStore:
 
     def nearest(self, signature: ShardSignature, phase: Phase | str, flop: float,
                 memory_bytes: float) -> ProfileRow | None:
-        """The measured row of the same kind, phase, precision and checkpointing whose work is
-        closest to (`flop`, `memory_bytes`) on a log scale; ties go to the smaller signature key."""
+        """The measured row of the same kind, phase, precision and checkpointing whose shape is
+        nearest to `signature`'s (see `shape_distance`); ties go to the row whose work is closer to
+        (`flop`, `memory_bytes`) on a log scale, then to the smaller signature key."""
         size = work_size(flop, memory_bytes)
         if size <= 0:
             return None
-        logs, rows = self._sorted_rows(_kind_key(signature, Phase(phase)))
-        if not rows:
-            return None
-        target = math.log(size)
-        index = bisect.bisect_left(logs, target)
-        best = min(abs(logs[i] - target) for i in (index - 1, index) if 0 <= i < len(logs))
-        # Every row at that distance sits at one or two runs of equal sizes around `index`.
-        low = bisect.bisect_left(logs, target - best - 1e-12)
-        high = bisect.bisect_right(logs, target + best + 1e-12)
-        return min((rows[i] for i in range(low, high) if abs(abs(logs[i] - target) - best) <= 1e-12),
-                   key=lambda row: row.signature.key())
-
-    def _sorted_rows(self, kind: KindKey) -> tuple[list[float], list[ProfileRow]]:
-        index = self._sorted.get(kind)
+        index = self._kind_index(_kind_key(signature, Phase(phase)))
         if index is None:
-            rows = sorted((row for row in self._by_kind.get(kind, ()) if work_size(row.flop, row.memory_bytes) > 0),
-                          key=lambda row: (work_size(row.flop, row.memory_bytes), row.signature.key()))
-            index = self._sorted[kind] = ([math.log(work_size(row.flop, row.memory_bytes)) for row in rows], rows)
+            return None
+        names, coordinates, rows = index
+        distances = np.abs(coordinates - _coordinates(signature, names)).sum(axis=1)
+        best = distances.min()
+        tied = [rows[i] for i in np.flatnonzero(distances <= best + 1e-9)]
+        return min(tied, key=lambda row: (round(abs(math.log(work_size(row.flop, row.memory_bytes) / size)), 9),
+                                          row.signature.key()))
+
+    def _kind_index(self, kind: KindKey) -> tuple[list[str], np.ndarray, list[ProfileRow]] | None:
+        index = self._index.get(kind)
+        if index is None:
+            rows = [row for row in self._by_kind.get(kind, ()) if work_size(row.flop, row.memory_bytes) > 0]
+            if not rows:
+                return None
+            names = sorted({name for row in rows for name, _ in row.signature.shape})
+            coordinates = np.array([_coordinates(row.signature, names) for row in rows])
+            index = self._index[kind] = (names, coordinates, rows)
         return index
+
+
+def _coordinates(signature: ShardSignature, names: list[str]) -> np.ndarray:
+    shape = signature.shape_dict
+    return np.log1p([max(shape.get(name, 0), 0) for name in names] + [signature.local_batch])
+
+
+def shape_distance(a: ShardSignature, b: ShardSignature) -> float:
+    """Sum over shape entries and the local batch of |log(1 + a) - log(1 + b)|: 0 for equal
+    shapes, about |log 2| per doubled dimension, and a penalty for any differing 0/1 flag."""
+    names = sorted({name for name, _ in a.shape} | {name for name, _ in b.shape})
+    return float(np.abs(_coordinates(a, names) - _coordinates(b, names)).sum())

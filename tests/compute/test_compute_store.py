@@ -5,8 +5,9 @@ import os
 import pytest
 from compute_rows import layer, write_profile
 
-from ddlsim.compute.store import ProfileStore, load_file
+from ddlsim.compute.store import ProfileStore, load_file, shape_distance
 from ddlsim.errors import ConfigError
+from ddlsim.types import ShardSignature
 
 DEVICE = "Test GPU 80GB"
 
@@ -21,6 +22,7 @@ def test_exact_and_nearest(tmp_path):
     assert store.exact(layer(100), "forward") is None
     assert store.nearest(layer(100), "forward", 3e9, 0).signature == layer(128)
     assert store.nearest(layer(512), "forward", 60e9, 0).signature == layer(256)
+    assert store.nearest(layer(64, batch=3), "forward", 1.5e9, 0).signature == layer(64)
 
 
 def test_nearest_keeps_precision_checkpointing_and_phase(tmp_path):
@@ -57,9 +59,21 @@ def test_file_is_parsed_once_and_again_after_a_rewrite(tmp_path):
     assert ProfileStore([tmp_path], DEVICE).exact(layer(64), "forward").time_s == 5e-3
 
 
-def test_nearest_tie_goes_to_the_smaller_key(tmp_path):
-    write_profile(tmp_path, DEVICE, layer(64, batch=8), "forward", 1e-3, 1e9)
-    write_profile(tmp_path, DEVICE, layer(256, batch=1), "forward", 4e-3, 4e9)
+def test_nearest_means_nearest_shape_not_nearest_flops(tmp_path):
+    write_profile(tmp_path, DEVICE, layer(128, batch=4), "forward", 4e-3, 4e9)
+    write_profile(tmp_path, DEVICE, layer(1024, batch=1), "forward", 2e-3, 2e9)  # same FLOPs, other shape
+    assert ProfileStore([tmp_path], DEVICE).nearest(layer(128, batch=2), "forward", 2e9, 0) == \
+        ProfileStore([tmp_path], DEVICE).exact(layer(128, batch=4), "forward")
+
+
+def test_shape_ties_go_to_closer_work_then_smaller_key(tmp_path):
+    def flagged(flag):
+        return ShardSignature("megatron_layer", (("d_model", 128), (flag, 1)), 2, "fp16", True)
+
+    write_profile(tmp_path, DEVICE, flagged("zeta"), "forward", 1e-3, 1e9)
+    write_profile(tmp_path, DEVICE, flagged("alpha"), "forward", 3e-3, 3e9)
     store = ProfileStore([tmp_path], DEVICE)
-    keys = sorted([layer(64, batch=8).key(), layer(256, batch=1).key()])
-    assert store.nearest(layer(128), "forward", 2e9, 0).signature.key() == keys[0]
+    target = ShardSignature("megatron_layer", (("d_model", 128),), 2, "fp16", True)
+    assert shape_distance(target, flagged("zeta")) == shape_distance(target, flagged("alpha")) > 0
+    assert store.nearest(target, "forward", 1.1e9, 0).signature == flagged("zeta")   # closer work
+    assert store.nearest(target, "forward", 3**0.5 * 1e9, 0).signature == flagged("alpha")  # equal: key

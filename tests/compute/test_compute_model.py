@@ -79,3 +79,17 @@ def test_compute_group_builds_and_checks_its_keys(tmp_path):
         ddlsim.build_components([f"compute.profile_dirs=[{tmp_path / 'missing'}]"])
     with pytest.raises(ConfigError, match=r"compute\.elementwise\.overhead"):
         ddlsim.build_components(["compute.elementwise.overhead=-1us"])
+
+
+SMALL_MEGATRON = ["model.d_model=128", "model.heads=4", "model.layers=2", "model.seq_len=128", "parallel.micro_batch=2",
+                  "parallel.data=1", "parallel.tensor=1"]
+
+
+def test_compute_times_task_reports_source_and_device():
+    result = ddlsim.run(["task=compute_times", "compute=roofline", "device=h100_sxm", *SMALL_MEGATRON])
+    assert {row["compute_source"] for row in result.rows} == {"roofline"}
+    assert {row["compute_device"] for row in result.rows} == {DEVICE}
+    assert {row["phase"] for row in result.rows} >= {"forward", "backward", "optimizer"}
+    with pytest.raises(InfeasibleError, match="ddlsim-profile"):
+        ddlsim.run(["task=compute_times", "compute=measured", "compute.shipped_profiles=false", "device=h100_sxm",
+                    *SMALL_MEGATRON])

@@ -76,6 +76,12 @@ class TrainingBudget:
     seq_len: int
     loss_gap: float = DEFAULT_LOSS_GAP
 
+    def __post_init__(self) -> None:
+        _positive("target_loss", self.loss)
+        _positive("loss_gap", self.loss_gap)
+        if not isinstance(self.seq_len, int) or self.seq_len < 1:
+            raise ConfigError("seq_len", self.seq_len, "must be an integer >= 1")
+
     @property
     def params(self) -> float:
         return params_for_loss(self.loss)

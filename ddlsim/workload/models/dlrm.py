@@ -18,6 +18,7 @@ from ddlsim.types import Precision, Workload
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import SHARDING_CHOICES, partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
+from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.torchrec_planner import torchrec_partition
 
@@ -77,11 +78,7 @@ class Dlrm:
             raise ConfigError("sharding", config.sharding, f"must be one of {', '.join(SHARDING_CHOICES)}")
         if config.planner not in PLANNERS:
             raise ConfigError("planner", config.planner, f"must be one of {', '.join(PLANNERS)}")
-        try:
-            precision = Precision(config.precision)
-        except ValueError:
-            raise ConfigError("precision", config.precision,
-                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        precision = parse_precision(config.precision)
         shape = DlrmShape(config.num_tables, rows, config.embedding_dim, config.dense_features, config.hidden,
                           config.bottom_layers, config.top_layers, config.pooling)
         return cls(shape, config.num_gpus, config.global_batch, config.min_shard_dim, precision, config.planner,

@@ -23,6 +23,7 @@ from ddlsim.types import Precision, Workload
 from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import LayerShape
 
@@ -171,11 +172,7 @@ class HfTransformer:
                 raise ConfigError(key, getattr(config, key), "must be >= 0")
         if config.global_batch < 1:
             raise ConfigError("global_batch", config.global_batch, "must be >= 1")
-        try:
-            precision = Precision(config.precision)
-        except ValueError:
-            raise ConfigError("precision", config.precision,
-                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        precision = parse_precision(config.precision)
         shapes = hf_shapes(config.config, config.seq_len)
         return cls(config.config, shapes, config.global_batch, config.num_steps, precision, config.name)
 

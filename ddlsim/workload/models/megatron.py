@@ -18,6 +18,7 @@ from ddlsim.types import Precision, Workload
 from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.scaling_laws import DEFAULT_LOSS_GAP, TrainingBudget, loss_for_params
 from ddlsim.workload.transformer_layer import LayerShape
@@ -74,13 +75,11 @@ class MegatronTransformer:
         for key in ("global_batch", "ffn_hidden"):
             if getattr(config, key) < 0:
                 raise ConfigError(key, getattr(config, key), "must be >= 0 (0 chooses for you)")
+        if config.target_loss < 0:
+            raise ConfigError("target_loss", config.target_loss, "must be positive (or 0 with a shape)")
         if not config.aspect_ratio > 0:
             raise ConfigError("aspect_ratio", config.aspect_ratio, "must be positive")
-        try:
-            precision = Precision(config.precision)
-        except ValueError:
-            raise ConfigError("precision", config.precision,
-                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        precision = parse_precision(config.precision)
         if all(shape):
             layer = LayerShape(config.d_model, config.heads, config.seq_len, ffn_hidden=config.ffn_hidden,
                                causal=config.causal)
@@ -91,7 +90,6 @@ class MegatronTransformer:
         if not config.target_loss > 0:
             raise ConfigError("target_loss", config.target_loss, "must be positive when no shape is given")
         budget = TrainingBudget(config.target_loss, config.seq_len, config.loss_gap)
-        budget.min_steps  # validates loss_gap now rather than at build time  # noqa: B018
         stack = stack_for_params(budget.params, config.seq_len, aspect_ratio=config.aspect_ratio,
                                  head_dim=config.head_dim, causal=config.causal)
         return cls(budget, stack, True, config.global_batch, precision, config.aspect_ratio, config.head_dim,

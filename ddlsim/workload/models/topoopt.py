@@ -27,6 +27,7 @@ from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
 from ddlsim.workload.equivalent.dense_models import image_signature, mlp_signature
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.ncf import NcfShape, NcfShard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import LayerShape
@@ -77,11 +78,7 @@ class TopoOptModel:
                 raise ConfigError(key, getattr(config, key), "must be >= 1")
         if config.batch_per_gpu < 0:
             raise ConfigError("batch_per_gpu", config.batch_per_gpu, "must be >= 0 (0 takes List 1's)")
-        try:
-            precision = Precision(config.precision)
-        except ValueError:
-            raise ConfigError("precision", config.precision,
-                              f"must be one of {', '.join(p.value for p in Precision)}") from None
+        precision = parse_precision(config.precision)
         batch = config.batch_per_gpu or BATCH_PER_GPU[config.model]
         return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name)
 

@@ -127,7 +127,24 @@ class _Step:
             return torch.autocast("cuda", dtype=_AUTOCAST[self.precision])
         return contextlib.nullcontext()
 
+    @contextlib.contextmanager
+    def matmul_precision(self) -> Iterator[None]:
+        """TF32 tensor-core matmuls exactly when the signature says tf32 (restored afterwards)."""
+        if not self.cuda:
+            yield
+            return
+        previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = self.precision is Precision.TF32
+        try:
+            yield
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+
     def run(self, around: Callable[[Phase], contextlib.AbstractContextManager[Any]]) -> None:
+        with self.matmul_precision():
+            self._run(around)
+
+    def _run(self, around: Callable[[Phase], contextlib.AbstractContextManager[Any]]) -> None:
         batch = self.shard.make_batch()
         self.sync()
         with around(Phase.FORWARD):

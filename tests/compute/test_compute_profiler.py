@@ -73,3 +73,28 @@ def test_minimum_statistic_for_shared_machines(one_thread):
         assert phase.time_s == phase.time_min_s <= phase.time_median_s <= phase.time_mean_s + phase.time_std_s * 2
     with pytest.raises(ConfigError, match="statistic"):
         ProfileSettings(statistic="mean")
+
+
+def test_gpu_trace_parsing_on_a_synthetic_trace():
+    """The CUDA branch of the event parser, on hand-made events (no GPU needed)."""
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    from ddlsim.compute.profiler import _windows_and_activities
+
+    def event(name, device, start, end, annotation=False):
+        return SimpleNamespace(name=name, device_type=device, is_user_annotation=annotation, cpu_parent=None,
+                               time_range=SimpleNamespace(start=start, end=end))
+
+    events = [
+        event("ddlsim::forward#0", DeviceType.CPU, 0, 100, True),
+        event("ddlsim::forward#0", DeviceType.CUDA, 5, 95, True),      # the GPU-side copy of the window
+        event("aten::mm", DeviceType.CPU, 1, 4),                       # host op: not device time on a GPU
+        event("ampere_sgemm_128x64_nn", DeviceType.CUDA, 10, 40),
+        event("Optimizer.step#Adam.step", DeviceType.CUDA, 20, 30, True),
+        event("Memset (Device)", DeviceType.CUDA, 50, 52),
+    ]
+    windows, activities = _windows_and_activities(events, cuda=True)
+    assert [(w.phase, w.iteration) for w in windows] == [("forward", 0)]
+    assert [(a.start_us, a.end_us) for a in activities] == [(10, 40), (50, 52)]

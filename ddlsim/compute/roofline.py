@@ -22,7 +22,8 @@ from ddlsim.errors import ConfigError
 from ddlsim.types import ComputeTask, Phase, Precision, ShardSignature
 
 WORK_CLASSES: tuple[str, ...] = ("gemm", "embedding", "elementwise")
-DEFAULT_KIND_CLASSES: dict[str, str] = {"megatron_layer": "gemm", "gpt_layer": "gemm", "dlrm_shard": "embedding"}
+DEFAULT_KIND_CLASSES: dict[str, str] = {"megatron_layer": "gemm", "gpt_layer": "gemm", "lm_head": "gemm",
+                                         "dlrm_shard": "embedding"}
 
 
 @dataclass(frozen=True)

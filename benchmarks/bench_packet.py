@@ -3,8 +3,9 @@
 
 The sweep: OPSquare and the H100 leaf-spine, localities 0, 0.33, 0.67 and 1, loads 0.1 to 1.0
 (80 points, each 20 us warm-up + 20 us measured, 1,500-byte packets). Prints the wall time of
-the whole sweep, the median per point for each network, the simulated packets per second, and
-the peak resident memory of the process (of the largest worker with --jobs > 1).
+the whole sweep, the median wall and CPU time per point for each network, the simulated packets
+per CPU second, and the peak resident memory of the process (of the largest worker with
+--jobs > 1). CPU time is printed because wall time on a shared machine depends on its load.
 
     python benchmarks/bench_packet.py              # the full 1,024-node sweep, one process
     python benchmarks/bench_packet.py --jobs 4
@@ -14,6 +15,7 @@ the peak resident memory of the process (of the largest worker with --jobs > 1).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import resource
 import statistics
@@ -37,18 +39,22 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(done: int, count: int, row: dict) -> None:
         print(f"  [{done}/{count}] {row['network']:9s} locality {row['locality']:.2f} load {row['load']:.1f}: "
-              f"{row['wall_s']:.2f} s", flush=True)
+              f"{row['wall_s']:.2f} s wall, {row['cpu_s']:.2f} s CPU", flush=True)
 
     started = time.perf_counter()
     rows = run_sweep(sweep, jobs=args.jobs, progress=progress)
     wall_s = time.perf_counter() - started
-    print(f"\nfull sweep: {wall_s:.1f} s wall ({wall_s / 60:.1f} min) for {total} points")
+    cpu_s = sum(row["cpu_s"] for row in rows)
+    print(f"\nfull sweep: {wall_s:.1f} s wall ({wall_s / 60:.1f} min), {cpu_s:.1f} s CPU, for {total} points")
+    print(f"load average during the run (1 min): {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for network in sweep.networks:
         mine = [row for row in rows if row["network"] == network]
         walls = [row["wall_s"] for row in mine]
+        cpus = [row["cpu_s"] for row in mine]
         packets = sum(row["packets_generated"] for row in mine) * (sweep.warmup_s + sweep.measure_s) / sweep.measure_s
-        print(f"  {network:9s} median {statistics.median(walls):.2f} s per point (min {min(walls):.2f}, "
-              f"max {max(walls):.2f}); about {packets / sum(walls) / 1e6:.2f} M simulated packets per second")
+        print(f"  {network:9s} median {statistics.median(walls):.2f} s wall / {statistics.median(cpus):.2f} s CPU "
+              f"per point (wall min {min(walls):.2f}, max {max(walls):.2f}); "
+              f"{packets / sum(cpus) / 1e6:.2f} M simulated packets per CPU second")
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"peak resident memory: {max(own, workers):.0f} MiB")

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_sweep(sweep, jobs=args.jobs, progress=progress)
     frame = pd.DataFrame(rows)
     args.out.mkdir(parents=True, exist_ok=True)
-    frame.drop(columns="wall_s").to_csv(args.out / "results.csv", index=False)
+    frame.drop(columns=["wall_s", "cpu_s"]).to_csv(args.out / "results.csv", index=False)
     claims = pd.DataFrame([claim.as_row() for claim in check_claims(frame)])
     claims.to_csv(args.out / "comparison.csv", index=False)
     figures = [plot_network(frame, network, args.out) for network in sweep.networks]

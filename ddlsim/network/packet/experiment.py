@@ -69,10 +69,10 @@ def build_model(point: SweepPoint, run: PacketRunConfig, leafspine_buffer_policy
 
 
 def run_point(sweep: LoadSweep, point: SweepPoint) -> dict[str, object]:
-    """Run one point; the row holds the result's fields and `wall_s`."""
-    started = time.perf_counter()
+    """Run one point; the row holds the result's fields, `wall_s` and `cpu_s` (this process's CPU time)."""
+    started, started_cpu = time.perf_counter(), time.process_time()
     result = build_model(point, sweep.run_config(point), sweep.leafspine_buffer_policy).run()
-    return {**result.as_row(), "wall_s": time.perf_counter() - started}
+    return {**result.as_row(), "wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - started_cpu}
 
 
 def _run_indexed(args: tuple[LoadSweep, SweepPoint]) -> dict[str, object]:

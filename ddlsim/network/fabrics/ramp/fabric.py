@@ -32,11 +32,11 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.placement import place_job
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
-from ddlsim.network.patterns import Pattern, content_key
+from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
 from ddlsim.registry import FABRICS
@@ -150,7 +150,11 @@ class RampFabric(Fabric):
         return src, dst, np.tile(listed.weight, layout.num_groups)
 
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        if isinstance(pattern, Mesh) and listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS:
+            return self._price_large_mesh(pattern)
         src, dst, weight = self.transfers(pattern, layout, placement)
+        if pattern.num_classes:
+            return self._price_classes(pattern, src, dst, weight, layout.num_groups)
         active = weight > 0
         if not np.any(active):
             return PatternCost(self.step_latency_s if src.size else 0.0, 0.0)
@@ -163,6 +167,35 @@ class RampFabric(Fabric):
             s_per_unit = rounds * float(weight.max()) / (per_pair * self.group_rate_bytes_per_s)
         return PatternCost(self.step_latency_s, s_per_unit)
 
+    def _price_large_mesh(self, mesh: Mesh) -> PatternCost:
+        """A direct exchange too large to list: every member time-multiplexes its d - 1 peers over
+        its x transceiver groups (the node-capacity bound; subnet sharing is not checked)."""
+        sizes = mesh.block_sizes()
+        peers = int(sizes.max()) - 1
+        per_pair = max(1, self.dims.x // peers)
+        rounds = math.ceil(peers / (per_pair * self.dims.x)) if peers > self.dims.x else 1
+        return PatternCost(self.step_latency_s, rounds * mesh.weight / (per_pair * self.group_rate_bytes_per_s))
+
+    def _price_classes(self, pattern: Pattern, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
+                       groups: int) -> PatternCost:
+        """Pipelined patterns (classes run in windows): each class priced alone with the node bound,
+        x // (busiest node's transfers in the class) groups per transfer, as if classes were disjoint."""
+        classes = np.tile(pattern.pairs().classes, groups)
+        count = pattern.num_classes
+        busiest = np.zeros(count, dtype=np.int64)
+        for nodes in (src, dst):
+            keys, loads = np.unique(classes * self.num_nodes + nodes, return_counts=True)
+            np.maximum.at(busiest, keys // self.num_nodes, loads)
+        heaviest = np.zeros(count)
+        np.maximum.at(heaviest, classes, weight)
+        if pattern.multicast:
+            busiest = np.ones(count)
+        per_pair = np.maximum(1, self.dims.x // np.maximum(busiest, 1))
+        rounds = np.where(busiest > self.dims.x, np.ceil(busiest / self.dims.x), 1)
+        class_s = rounds * heaviest / (per_pair * self.group_rate_bytes_per_s)
+        class_latency = np.where(heaviest > 0, self.step_latency_s, 0.0)
+        return PatternCost(float(class_latency.max()), float(class_s.max()), class_latency, class_s, True)
+
     def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:
         """Whole slots: a transfer occupies its slots even when the last one is not full."""
         exact = np.asarray(step_bytes, dtype=np.float64) * s_per_byte
@@ -170,6 +203,8 @@ class RampFabric(Fabric):
 
     def step_plan(self, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:
         """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
+        if src.size <= self.dims.x and self._disjoint_one_to_one(src, dst):
+            return self.dims.x, 1
         key = (self.dims, self.subnet, self.transceiver_policy, content_key(src, dst))
         cached = _PLANS.get(key)
         if cached is not None:
@@ -179,7 +214,7 @@ class RampFabric(Fabric):
         one_to_one = peers == 1 and int(np.bincount(dst).max()) == 1
         use_all = one_to_one or self.transceiver_policy == "greedy"
         best: tuple[float, int, int] | None = None
-        for rule in transcoder.BASE_RULES:
+        for rule in (*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES):
             plan = transcoder.plan_step(self.dims, src, dst, members=peers + 1, rule=rule, use_all=use_all,
                                         kind=self.subnet)
             if best is None or plan.slowdown < best[0]:
@@ -189,6 +224,19 @@ class RampFabric(Fabric):
         while len(_PLANS) > _PLAN_CACHE_SIZE:
             _PLANS.popitem(last=False)
         return best[1], best[2]
+
+    def _disjoint_one_to_one(self, src: np.ndarray, dst: np.ndarray) -> bool:
+        """True when no node sends or receives twice and no two transfers share a subnet wavelength:
+        every transfer then gets all x transceiver groups (the transcoder's answer, found directly)."""
+        if np.unique(src).size != src.size or np.unique(dst).size != dst.size:
+            return False
+        gs, _, ls = self.dims.coords(src)
+        gd, _, ld = self.dims.coords(dst)
+        wave = ld if self.subnet == "broadcast_select" else (ld - ls) % self.dims.wavelengths
+        key = (gs * self.dims.x + gd) * self.dims.wavelengths + wave
+        if self.subnet == "route_switch":
+            return True  # crossbar ports are per (rack, node number): distinct nodes never collide
+        return np.unique(key).size == key.size
 
     def _multicast_groups(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Transceiver groups per transfer of a multicast step (one wavelength per group)."""

@@ -37,6 +37,11 @@ BASE_RULES = {
     # Eq. 2 when x is even (sources j and j + x/2 pick the same group); this rule does not.
     "dst_group_src_rack": lambda gs, js, gd, jd, x: (gd + js) % x,
 }
+# Generic steps (ring, trees, halving/doubling on RAMP) may have several sources in one rack
+# sending to one group; adding the node numbers separates them. Takes node numbers too.
+NUMBERED_RULES = {
+    "eq2_numbered": lambda gs, js, ls, gd, jd, ld, x: (gs + gd + js + ls + ld) % x,
+}
 
 # The base rule each RAMP-x step uses; generic (non RAMP-x) steps use Eq. 2.
 STEP_RULES = {1: "eq2", 2: "eq2", 3: "dst_group_src_rack", 4: "eq2"}
@@ -176,9 +181,12 @@ def contention_violations(dims: RampDims, assignment: StepAssignment, kind: str)
 def _spread(dims: RampDims, src: np.ndarray, dst: np.ndarray, rule: str, per_pair: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows (transfer, src, dst, transceiver): base group plus groups spaced x // per_pair apart."""
-    gs, js, _ = dims.coords(src)
-    gd, jd, _ = dims.coords(dst)
-    base = BASE_RULES[rule](gs, js, gd, jd, dims.x)
+    gs, js, ls = dims.coords(src)
+    gd, jd, ld = dims.coords(dst)
+    if rule in NUMBERED_RULES:
+        base = NUMBERED_RULES[rule](gs, js, ls, gd, jd, ld, dims.x)
+    else:
+        base = BASE_RULES[rule](gs, js, gd, jd, dims.x)
     offsets = np.arange(per_pair, dtype=np.int64) * (dims.x // per_pair)
     transfer = np.repeat(np.arange(src.size, dtype=np.int64), per_pair)
     transceiver = (np.repeat(base, per_pair) + np.tile(offsets, src.size)) % dims.x
@@ -223,8 +231,8 @@ def assign_step(dims: RampDims, src: np.ndarray, dst: np.ndarray, bytes_per_tran
     the next round until none does.
     """
     check_subnet_kind(kind)
-    if rule not in BASE_RULES:
-        raise ConfigError("rule", rule, f"must be one of {', '.join(BASE_RULES)}")
+    if rule not in BASE_RULES and rule not in NUMBERED_RULES:
+        raise ConfigError("rule", rule, f"must be one of {', '.join([*BASE_RULES, *NUMBERED_RULES])}")
     if not 1 <= per_pair <= dims.x:
         raise ConfigError("per_pair", per_pair, f"must be in [1, x = {dims.x}]")
     src = np.asarray(src, dtype=np.int64)
@@ -260,15 +268,21 @@ def plan_step(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: int,
     """Most transceiver groups per transfer (Eqs. 3-4, capped by sharing) that stay contention-free.
 
     Candidates run from `transceivers_per_pair`'s bound down to 1; the first whose spaced
-    assignment has no conflict is taken. If even one group conflicts, rounds resolve it.
+    assignment has no conflict is taken. If even one group conflicts, rounds resolve it. When a
+    node or a subnet wavelength carries more than x transfers, the step needs at least
+    ceil(load / x) rounds, which is taken without building the assignment.
     """
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     if src.size == 0:
         return StepPlan(1, 0, members, 0)
-    peers = int(np.bincount(src).max())
+    peers = max(int(np.bincount(src).max()), int(np.bincount(dst).max()))
     sharing = sharing_count(dims, src, dst, kind)
     bound, rounds = transceivers_per_pair(dims, members, peers, sharing, use_all=use_all)
+    if rounds > 1:
+        # More transfers than transceiver groups at a node or subnet wavelength: they are
+        # time-multiplexed; the bound ceil(load / x) is exact for regular (symmetric) steps.
+        return StepPlan(1, rounds, members, sharing)
     if rounds == 1:
         for per_pair in range(bound, 0, -1):
             _, row_src, row_dst, transceiver = _spread(dims, src, dst, rule, per_pair)

@@ -9,6 +9,7 @@ from ddlsim.network.collectives import (  # noqa: F401
     ring,
     trees,
 )
+from ddlsim.network.collectives import sipco as _sipco  # noqa: F401
 from ddlsim.network.collectives import topoopt_ring as _topoopt_ring  # noqa: F401
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.rampx import algorithm as _rampx  # noqa: F401

@@ -1,6 +1,8 @@
 """Fabrics: physical resources and the pricing of one schedule step. Importing registers them."""
 
+from ddlsim.network.fabrics import bcube as _bcube  # noqa: F401
 from ddlsim.network.fabrics import fat_tree, ideal, torus  # noqa: F401
+from ddlsim.network.fabrics import sipac as _sipac  # noqa: F401
 from ddlsim.network.fabrics import topoopt as _topoopt  # noqa: F401
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.ramp import fabric as _ramp  # noqa: F401

@@ -1,0 +1,139 @@
+"""SiPAC (SiPAC Section III): a BCube-like recursive topology of r-port multi-wavelength selective switches.
+
+p = r^L compute units (CUs). Digit l of a CU (``(cu // r**l) % r``) is its port on its level-l
+switch; the r CUs that differ only in digit l share that switch, one per level and CU (each CU
+has L optical ports). A wavelength-selective switch (WSS) splits a transmitter's w wavelengths
+into r groups of w / r and drops group g from input i at output (g + i) mod r, so every pair of
+CUs on one switch has its own w / r wavelengths: a dedicated bandwidth b = B / r with
+B = w u, without arbitration. Group 0 returns to the sender, so a CU reaches its r - 1
+neighbours at b each and its L (r - 1) direct neighbours in all; `cu_bandwidth` is the total over
+the L ports (L B, SiPAC VI-A's per-CU normalisation).
+
+CUs on no common switch talk through intermediate CUs (BCube's server-centric routing: digits are
+corrected from level 0 upward, one hop per differing digit). A hop goes CU -> switch -> CU over
+two links: `link_latency` (1 us) twice. Shared resources are the per-pair channels (cu, level,
+port) of capacity b; flows crossing a channel share it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsim import units
+from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.pricing import Routes
+from ddlsim.registry import FABRICS
+
+
+def check_bcube(radix: int, levels: int) -> int:
+    for key, value, low in (("r", radix, 2), ("levels", levels, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ConfigError(key, value, f"must be an integer >= {low}")
+    return int(radix) ** int(levels)
+
+
+def digits(cus: np.ndarray, radix: int, levels: int) -> np.ndarray:
+    """Shape (..., L): digit l of every CU."""
+    cus = np.asarray(cus, dtype=np.int64)
+    return (cus[..., None] // radix ** np.arange(levels, dtype=np.int64)) % radix
+
+
+def bcube_hops(src: np.ndarray, dst: np.ndarray, radix: int, levels: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Digit-correcting paths: per level l, the CU each flow leaves from at level l (-1 if the
+    flow does not hop at l), and the number of hops of each flow."""
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    current = src.copy()
+    leaving, hops = [], np.zeros(src.size, dtype=np.int64)
+    for level in range(levels):
+        weight = radix ** level
+        here, there = (current // weight) % radix, (dst // weight) % radix
+        moves = here != there
+        leaving.append(np.where(moves, current, -1))
+        current = current + (there - here) * weight
+        hops += moves
+    return leaving, hops
+
+
+@dataclass
+class SipacConfig:
+    """SiPAC: r-port WSSes in L levels, r^L CUs; defaults are SiPAC VI-B's 512 CUs at 2,048 Gb/s."""
+
+    name: str = "sipac"
+    r: int = 8
+    levels: int = 3
+    cu_bandwidth: str = "2048Gbps"
+    wavelengths: int = 64
+    link_latency: str = "1us"
+    io_latency: str = "0ns"
+
+
+@FABRICS.register("sipac", SipacConfig, summary="SiPAC: BCube of r-port wavelength-selective switches (r^L CUs)")
+@dataclass(frozen=True)
+class Sipac(Fabric):
+    """SiPAC: every CU pair on a WSS has dedicated wavelengths (B / r); multi-hop otherwise."""
+
+    radix: int
+    levels: int
+    link_bandwidth_bps: float  # B = w u, one CU port
+    wavelengths: int
+    link_latency_s: float
+    io_latency_s: float = 0.0
+    name: str = "sipac"
+
+    @classmethod
+    def from_config(cls, config: SipacConfig) -> Sipac:
+        check_bcube(config.r, config.levels)
+        if config.wavelengths < config.r or config.wavelengths % config.r:
+            raise ConfigError("wavelengths", config.wavelengths,
+                              f"must be a positive multiple of r = {config.r} (w / r wavelengths per CU pair)")
+        total = units.parse_bandwidth_bps(config.cu_bandwidth, "cu_bandwidth")
+        return cls(config.r, config.levels, total / config.levels, config.wavelengths,
+                   units.parse_time_s(config.link_latency, "link_latency"),
+                   units.parse_time_s(config.io_latency, "io_latency"), config.name)
+
+    @property
+    def num_nodes(self) -> int:  # type: ignore[override]
+        return self.radix ** self.levels
+
+    @property
+    def pair_bandwidth_bps(self) -> float:
+        """b = B / r = w u / r: the dedicated bandwidth of one CU pair on one WSS."""
+        return self.link_bandwidth_bps / self.radix
+
+    @property
+    def wavelength_rate_bps(self) -> float:
+        """u = B / w."""
+        return self.link_bandwidth_bps / self.wavelengths
+
+    @property
+    def hop_latency_s(self) -> float:
+        """CU -> WSS -> CU: the link latency doubled through the optical switch."""
+        return 2 * self.link_latency_s
+
+    def domain_sizes(self) -> tuple[int, ...]:
+        return tuple(self.radix ** (level + 1) for level in range(self.levels))
+
+    def supports_multicast(self) -> bool:
+        return False  # the WSS broadcast reaches each neighbour on its own wavelengths: no saving
+
+    def nominal_alpha_beta(self) -> tuple[float, float]:
+        return self.hop_latency_s + self.io_latency_s, 8.0 / self.pair_bandwidth_bps
+
+    def describe(self) -> dict[str, object]:
+        return {"fabric": self.name, "fabric_nodes": self.num_nodes, "sipac_r": self.radix,
+                "sipac_levels": self.levels, "pair_bandwidth_bps": self.pair_bandwidth_bps}
+
+    def capacity_bps(self) -> np.ndarray:
+        return np.full(self.num_nodes * self.levels * self.radix, self.pair_bandwidth_bps)
+
+    def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
+        leaving, hops = bcube_hops(src_nodes, dst_nodes, self.radix, self.levels)
+        slots = []
+        for level, cu in enumerate(leaving):
+            port = (np.asarray(dst_nodes, dtype=np.int64) // self.radix ** level) % self.radix
+            slots.append(np.where(cu >= 0, (cu * self.levels + level) * self.radix + port, -1))
+        return Routes(self.io_latency_s + hops * self.hop_latency_s, tuple(slots), egress=())

@@ -234,15 +234,31 @@ Task = ComputeTask | CollectiveCall
 
 @dataclass(frozen=True)
 class TaskBlock:
-    """A sequence of tasks that runs `repeat` times back to back (e.g. one transformer layer)."""
+    """A sequence of tasks that runs `repeat` times back to back (e.g. one transformer layer).
+
+    For pipelined workloads (plan ``pp_degree`` > 1 or ``micro_batches`` > 1), `stages` names
+    the pipeline stages that run the block (empty: every stage) and `per_micro_batch` says
+    that the block runs once per micro-batch rather than once per iteration; the 1F1B schedule
+    (`ddlsim.training.pipeline`) reads both. Other schedules ignore them.
+    """
 
     name: str
     tasks: tuple[Task, ...]
     repeat: int = 1
+    stages: tuple[int, ...] = ()
+    per_micro_batch: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", tuple(self.tasks))
         _require(isinstance(self.repeat, int) and self.repeat >= 1, "repeat", self.repeat, "must be an integer >= 1")
+        object.__setattr__(self, "stages", tuple(self.stages))
+        _require(all(isinstance(stage, int) and stage >= 0 for stage in self.stages)
+                 and list(self.stages) == sorted(set(self.stages)), "stages", self.stages,
+                 "must be distinct stage indices >= 0 in increasing order")
+
+    def runs_on(self, stage: int) -> bool:
+        """True if pipeline stage `stage` runs this block."""
+        return not self.stages or stage in self.stages
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ddlsim.network.packet.engine import SlottedEngine
 from ddlsim.network.packet.fifo import FifoBank
 from ddlsim.network.packet.run_config import PacketRunConfig
 from ddlsim.network.packet.stats import PacketRunResult, WindowStats
-from ddlsim.network.packet.traffic import LocalityTraffic
+from ddlsim.network.packet.traffic import LocalityTraffic, MappedTraffic
 
 
 def pick_one_per_key(keys: np.ndarray, num_keys: int, rng: np.random.Generator) -> np.ndarray:
@@ -47,7 +47,9 @@ class OpsquarePacketModel:
 
     network = "opsquare"
 
-    def __init__(self, params: OpsquareParams, run: PacketRunConfig, *, retransmit_delay_s: float = 0.0) -> None:
+    def __init__(self, params: OpsquareParams, run: PacketRunConfig, *, retransmit_delay_s: float = 0.0,
+                 traffic: MappedTraffic | None = None) -> None:
+        """`traffic` replaces the run's locality traffic by a fixed pattern (its load is used)."""
         topo = params.topology
         self.params, self.run_config, self.topo = params, run, topo
         self.slot_s = run.packet_bits / params.channel_bps
@@ -63,7 +65,9 @@ class OpsquarePacketModel:
         self.channels = topo.channels_per_node
         nodes = np.arange(topo.num_nodes)
         self.pod_of, self.index_of, self.group_of = topo.pod(nodes), topo.index(nodes), topo.group(nodes)
-        self.traffic = LocalityTraffic(topo.num_nodes, topo.pod_size, run.load, run.locality)
+        if traffic is not None and traffic.destination.size != topo.num_nodes:
+            raise ConfigError("traffic", traffic.destination.size, f"must map all {topo.num_nodes} nodes")
+        self.traffic = traffic or LocalityTraffic(topo.num_nodes, topo.pod_size, run.load, run.locality)
         num_queues = topo.num_nodes * self.channels
         self.bank = FifoBank(num_queues, {"dst": np.int64, "birth": np.int64, "local": bool},
                              initial_capacity=8 * topo.num_nodes)

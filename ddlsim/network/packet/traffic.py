@@ -57,3 +57,25 @@ class LocalityTraffic:
         """(sources, destinations) of the packets started in one slot."""
         src = np.flatnonzero(rng.random(self.num_nodes) < self.load)
         return src, self.destinations(rng, src)
+
+
+@dataclass(frozen=True, eq=False)
+class MappedTraffic:
+    """Every node that starts a packet sends it to `destination[node]` (a fixed pattern, such as
+    one step of a collective); nodes mapped to themselves stay silent."""
+
+    destination: np.ndarray
+    load: float
+
+    def __post_init__(self) -> None:
+        destination = np.asarray(self.destination, dtype=np.int64)
+        if destination.ndim != 1 or destination.min() < 0 or destination.max() >= destination.size:
+            raise ConfigError("destination", destination.shape, "must map every node to a node id")
+        if not 0.0 <= self.load <= 1.0:
+            raise ConfigError("load", self.load, "must be in [0, 1] (fraction of the node's injection bandwidth)")
+        object.__setattr__(self, "destination", destination)
+
+    def generate(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        src = np.flatnonzero(rng.random(self.destination.size) < self.load)
+        src = src[self.destination[src] != src]
+        return src, self.destination[src]

@@ -90,7 +90,7 @@ class StepPricer:
         if np.any(low != high):
             cost = self.cost(step.pattern, layout, placement)
             if cost.disjoint:
-                return window_max(cost.class_latency_s, low, high), window_max(cost.class_s_per_unit, low, high)
+                return window_max(cost.class_latency_s, low, high), cost.window_s_per_unit(low, high)
         assert isinstance(step.pattern, Pairs)
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)

@@ -43,8 +43,10 @@ class Routes:
 class PatternCost:
     """Price of one pattern: latency, and seconds per byte carried by one unit of weight.
 
-    `class_latency_s` / `class_s_per_unit` hold each class's own cost when the classes use
-    disjoint resources (`disjoint`); a window of classes then costs the maximum over it.
+    With classes, `disjoint` says that windows of classes can be priced from the per-class
+    figures: `class_latency_s` and `class_s_per_unit` (resources used by one class only), plus,
+    for resources several classes share, `shared_prefix` (cumulative loads over classes, one row
+    per class boundary, one column per shared resource) and their `shared_capacity_bps`.
     """
 
     latency_s: float
@@ -52,11 +54,31 @@ class PatternCost:
     class_latency_s: np.ndarray | None = None
     class_s_per_unit: np.ndarray | None = None
     disjoint: bool = False
+    shared_prefix: np.ndarray | None = None
+    shared_capacity_bps: np.ndarray | None = None
 
     @classmethod
     def zero(cls, num_classes: int = 0) -> PatternCost:
         empty = np.zeros(num_classes)
         return cls(0.0, 0.0, empty, empty.copy(), True)
+
+    def window_s_per_unit(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """Seconds per weight-byte of each window [low[i], high[i]] of classes."""
+        result = window_max(self.class_s_per_unit, low, high)
+        if self.shared_prefix is None:
+            return result
+        pairs = np.stack([low, high], axis=1)
+        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        shared = np.empty(len(distinct))
+        batch = max(1, (1 << 22) // self.shared_prefix.shape[1])
+        for start in range(0, len(distinct), batch):
+            rows = distinct[start:start + batch]
+            loads = self.shared_prefix[rows[:, 1] + 1] - self.shared_prefix[rows[:, 0]]
+            shared[start:start + batch] = (loads * BITS_PER_BYTE / self.shared_capacity_bps).max(axis=1)
+        return np.maximum(result, shared[inverse.ravel()])
+
+
+MAX_SHARED_CELLS = 1 << 24
 
 
 def _dedupe_multicast(ids: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -74,43 +96,72 @@ def price_flows(routes: Routes, capacity_bps: np.ndarray, weights: np.ndarray, *
     """Price F concurrent flows of `weights` units along `routes` (see the module docstring)."""
     if weights.size == 0:
         return PatternCost.zero(num_classes)
-    id_parts, weight_parts, class_id_parts, class_parts = [], [], [], []
+    id_parts, weight_parts, class_parts = [], [], []
     for slot, hop in enumerate(routes.hops):
         used = hop >= 0
         ids, slot_weights = hop[used], weights[used]
-        if classes is not None:
-            class_id_parts.append(ids)
-            class_parts.append(classes[used])
+        slot_classes = classes[used] if classes is not None else None
         if multicast and slot in routes.egress and sources is not None and ids.size:
-            ids, slot_weights = _dedupe_multicast(ids, sources[used], slot_weights)
+            if classes is not None:  # one copy per (resource, source) within each class
+                key_sources = sources[used] * (num_classes + 1) + slot_classes
+                ids, slot_weights = _dedupe_multicast(ids, key_sources, slot_weights)
+                slot_classes = None if ids.size == 0 else _dedupe_classes(hop[used], sources[used], slot_classes,
+                                                                           num_classes)
+            else:
+                ids, slot_weights = _dedupe_multicast(ids, sources[used], slot_weights)
         id_parts.append(ids)
         weight_parts.append(slot_weights)
+        if slot_classes is not None:
+            class_parts.append(slot_classes)
     ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64)
-    loads = np.bincount(ids, weights=np.concatenate(weight_parts) if weight_parts else None,
-                        minlength=capacity_bps.size)
+    entry_weights = np.concatenate(weight_parts) if weight_parts else np.zeros(0)
+    loads = np.bincount(ids, weights=entry_weights, minlength=capacity_bps.size)
     if routes.fixed_loads is not None:
         loads = loads + routes.fixed_loads
     time_per_unit = loads * BITS_PER_BYTE / capacity_bps
     latency_s = float(routes.latency_s.max())
     s_per_unit = float(time_per_unit.max())
-    if classes is None or num_classes == 0:
+    if classes is None or num_classes == 0 or routes.fixed_loads is not None:
         return PatternCost(latency_s, s_per_unit)
-    if routes.fixed_loads is not None:
-        return PatternCost(latency_s, s_per_unit)
-    class_ids = np.concatenate(class_id_parts)
-    resource_classes = np.concatenate(class_parts)
-    low = np.full(capacity_bps.size, np.iinfo(np.int64).max)
-    high = np.full(capacity_bps.size, -1)
-    np.minimum.at(low, class_ids, resource_classes)
-    np.maximum.at(high, class_ids, resource_classes)
-    touched = high >= 0
-    if np.any(low[touched] != high[touched]):
-        return PatternCost(latency_s, s_per_unit)
+    entry_classes = np.concatenate(class_parts) if class_parts else np.zeros(0, dtype=np.int64)
     class_latency = np.zeros(num_classes)
     np.maximum.at(class_latency, classes, routes.latency_s)
+    return _class_costs(ids, entry_classes, entry_weights, capacity_bps, time_per_unit, num_classes,
+                        latency_s, s_per_unit, class_latency)
+
+
+def _dedupe_classes(ids: np.ndarray, sources: np.ndarray, classes: np.ndarray, num_classes: int) -> np.ndarray:
+    """The class of each (resource, source, class) entry kept by `_dedupe_multicast`, in its order."""
+    key = (ids * (int(sources.max()) + 1) + sources) * (num_classes + 1) + classes
+    return np.unique(key) % (num_classes + 1)
+
+
+def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.ndarray, capacity_bps: np.ndarray,
+                 time_per_unit: np.ndarray, num_classes: int, latency_s: float, s_per_unit: float,
+                 class_latency: np.ndarray) -> PatternCost:
+    """Per-class costs: resources one class uses alone, and cumulative loads of shared ones."""
+    size = capacity_bps.size
+    low = np.full(size, np.iinfo(np.int64).max)
+    high = np.full(size, -1)
+    np.minimum.at(low, ids, entry_classes)
+    np.maximum.at(high, ids, entry_classes)
+    touched = high >= 0
+    exclusive = touched & (low == high)
     class_time = np.zeros(num_classes)
-    np.maximum.at(class_time, high[touched], time_per_unit[touched])
-    return PatternCost(latency_s, s_per_unit, class_latency, class_time, True)
+    np.maximum.at(class_time, high[exclusive], time_per_unit[exclusive])
+    shared = np.flatnonzero(touched & (low != high))
+    if shared.size == 0:
+        return PatternCost(latency_s, s_per_unit, class_latency, class_time, True)
+    if shared.size * (num_classes + 1) > MAX_SHARED_CELLS:
+        return PatternCost(latency_s, s_per_unit)
+    column = np.full(size, -1)
+    column[shared] = np.arange(shared.size)
+    on_shared = column[ids] >= 0
+    cells = entry_classes[on_shared] * shared.size + column[ids[on_shared]]
+    per_class = np.bincount(cells, weights=entry_weights[on_shared], minlength=num_classes * shared.size)
+    prefix = np.zeros((num_classes + 1, shared.size))
+    np.cumsum(per_class.reshape(num_classes, shared.size), axis=0, out=prefix[1:])
+    return PatternCost(latency_s, s_per_unit, class_latency, class_time, True, prefix, capacity_bps[shared])
 
 
 def window_max(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:

@@ -89,15 +89,18 @@ def _apply_step(schedule: ExplicitSchedule, index: int, step: ExplicitStep, valu
 
 
 def _check_multicast(schedule: ExplicitSchedule, where: str, step: ExplicitStep) -> None:
-    order = np.lexsort((step.src_slot, step.dst, step.src))
-    src, dst, slot = step.src[order], step.dst[order], step.src_slot[order]
-    for sender in np.unique(src):
-        mine = src == sender
-        per_receiver = {}
-        for receiver in np.unique(dst[mine]):
-            per_receiver[int(receiver)] = tuple(slot[mine & (dst == receiver)])
-        if len(set(per_receiver.values())) > 1:
-            _fail(schedule, f"{where}: multicast from rank {sender} sends different data to different ranks")
+    """Every receiver of a multicast source gets exactly the same set of its slots."""
+    n, slots = schedule.group_size, schedule.num_slots
+    rows = (step.src * n + step.dst) * slots + step.src_slot
+    if np.unique(rows).size != rows.size:
+        _fail(schedule, f"{where}: a multicast step sends the same slot twice to one rank")
+    pairs, rows_per_pair = np.unique(step.src * n + step.dst, return_counts=True)
+    sent, receivers_per_slot = np.unique(step.src * slots + step.src_slot, return_counts=True)
+    receivers = np.bincount(pairs // n, minlength=n)
+    distinct_slots = np.bincount(sent // slots, minlength=n)
+    if np.any(rows_per_pair != distinct_slots[pairs // n]) or np.any(receivers_per_slot != receivers[sent // slots]):
+        bad = int(pairs[np.argmax(rows_per_pair != distinct_slots[pairs // n])] // n)
+        _fail(schedule, f"{where}: multicast from rank {bad} sends different data to different ranks")
 
 
 def execute(schedule: ExplicitSchedule, inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -219,3 +222,29 @@ def compare_views(schedule, explicit: ExplicitSchedule, rtol: float = 1e-9) -> N
     index, other = next(steps, (None, None))
     if other is not None:
         _fail(explicit, f"the explicit view has extra steps from step {index} on")
+
+
+def fabric_for(algorithm, op: CollectiveOp, group_size: int):
+    """A fabric to verify `algorithm` on: its own `verification_fabric`, else the first registered
+    fabric (built with its defaults, in name order) that is large enough and that it supports.
+    None when there is none."""
+    from ddlsim.registry import FABRICS
+
+    own = algorithm.verification_fabric(group_size)
+    if own is not None and algorithm.supports(own, op, group_size) is None:
+        return own
+    for fabric in _default_fabrics(tuple(FABRICS.names())):
+        if fabric.num_nodes >= group_size and algorithm.supports(fabric, op, group_size) is None:
+            return fabric
+    return None
+
+
+_DEFAULT_FABRICS: dict[tuple[str, ...], list] = {}
+
+
+def _default_fabrics(names: tuple[str, ...]) -> list:
+    if names not in _DEFAULT_FABRICS:
+        from ddlsim.registry import FABRICS
+
+        _DEFAULT_FABRICS[names] = [FABRICS.make(name) for name in names]
+    return _DEFAULT_FABRICS[names]

@@ -30,7 +30,7 @@ from ddlsim.network.schedule import CompactStep, ExplicitSchedule, ExplicitStep,
 from ddlsim.types import CollectiveOp, GroupLayout
 
 ALL_OPS = frozenset(CollectiveOp) - {CollectiveOp.SEND_RECV}
-DEFAULT_VERIFICATION_SIZES = (*range(2, 65), 96, 128, 200, 256)
+DEFAULT_VERIFICATION_SIZES = (*range(2, 65), 96, 100, 128)
 
 
 @dataclass(frozen=True)

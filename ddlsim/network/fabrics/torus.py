@@ -26,7 +26,7 @@ from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
 from ddlsim.types import GroupLayout
 
-PADDED_HOPS = 8
+PADDED_HOP_ENTRIES = 1 << 22
 MAX_MESH_FLOWS = 1 << 22
 
 
@@ -122,7 +122,7 @@ class Torus2D(Fabric):
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         most_x = int(hops_x.max()) if hops_x.size else 0
         most_y = int(hops_y.max()) if hops_y.size else 0
-        if most_x + most_y <= PADDED_HOPS:
+        if (most_x + most_y) * src_nodes.size <= PADDED_HOP_ENTRIES:
             return Routes(latency, self._padded_hops(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, most_x, most_y))
         loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
         return Routes(latency, (), fixed_loads=loads)

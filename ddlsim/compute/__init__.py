@@ -1,3 +1,10 @@
-"""compute/: how long the math of each compute task takes on a device."""
+"""compute/: how long the math of each compute task takes on a device (docs/compute.md).
 
-from ddlsim.compute import devices  # noqa: F401
+`ComputeModel.estimate(task)` prices a `ComputeTask` from measured profiles (exact or scaled)
+or the roofline; `profiler.profile_shard` measures an equivalent shard with torch.profiler.
+"""
+
+from ddlsim.compute import devices  # noqa: F401  (registers the device group)
+from ddlsim.compute.model import ComputeConfig, ComputeModel
+
+__all__ = ["ComputeConfig", "ComputeModel"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, localcontext
 from typing import Final
 
 from ddlsim.errors import ConfigError
@@ -119,19 +120,27 @@ def _prefixed(number: float, unit: str, pattern: re.Pattern[str], value: object,
 
 
 def parse_size_bytes(value: object, key: str = "size", *, allow_zero: bool = True) -> int:
-    """``"80GiB"`` -> 85899345920, ``"1.5GB"`` -> 1500000000, ``"8Gb"`` -> 10**9 (bits / 8)."""
+    """``"80GiB"`` -> 85899345920, ``"1.5GB"`` -> 1500000000, ``"8Gb"`` -> 10**9 (bits / 8).
+
+    The arithmetic is decimal and exact, so any whole number of bytes survives a round trip
+    through `format_size_bytes`.
+    """
     example = "80GiB"
     number, unit = _split(value, key, "size", example)
     _check_sign(number, value, key, allow_zero)
+    exact = Decimal(_QUANTITY.match(value)["number"]) if isinstance(value, str) else Decimal(value)
     if not unit:
-        scaled, base = number, "B"
+        size_bytes = exact
     else:
-        scaled, base = _prefixed(number, unit, _SIZE_UNIT, value, key, "size", example)
-    size_bytes = scaled / BITS_PER_BYTE if base.startswith("b") else scaled
-    rounded = round(size_bytes)
-    if abs(size_bytes - rounded) > 1e-6 * max(1.0, abs(size_bytes)):
+        match = _SIZE_UNIT.match(unit)
+        if match is None:
+            raise ConfigError(key, value, f"unknown unit {unit!r} for a size (example: {example!r})")
+        size_bytes = exact * _ALL_PREFIXES[match["prefix"] or ""]
+        if match["base"].startswith("b"):
+            size_bytes /= BITS_PER_BYTE
+    if size_bytes != size_bytes.to_integral_value():
         raise ConfigError(key, value, "must be a whole number of bytes")
-    return int(rounded)
+    return int(size_bytes)
 
 
 def parse_bandwidth_bps(value: object, key: str = "bandwidth", *, allow_zero: bool = False) -> float:
@@ -192,8 +201,14 @@ def _format(value: float, unit: str, prefixes: dict[str, int], digits: int) -> s
 
 
 def format_size_bytes(size_bytes: float, *, binary: bool = False, digits: int = 4) -> str:
-    """1500000000 -> ``"1.5GB"``; with ``binary=True`` 2**30 -> ``"1GiB"``."""
+    """1500000000 -> ``"1.5GB"``; with ``binary=True`` 2**30 -> ``"1GiB"``. Whole byte counts are
+    divided exactly, so enough `digits` give a string that parses back to the same integer."""
     prefixes = {"": 1, **BINARY_PREFIXES} if binary else DECIMAL_PREFIXES
+    if isinstance(size_bytes, int) and size_bytes > 0:
+        chosen, scale = max(((p, f) for p, f in prefixes.items() if p != "K" and size_bytes >= f),
+                            key=lambda item: item[1])
+        with localcontext(prec=100):  # n / 2**60 needs ~80 significant digits to be exact
+            return f"{Decimal(size_bytes) / scale:.{digits}g}{chosen}B"
     return _format(size_bytes, "B", prefixes, digits)
 
 

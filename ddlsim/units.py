@@ -208,7 +208,10 @@ def format_size_bytes(size_bytes: float, *, binary: bool = False, digits: int = 
         chosen, scale = max(((p, f) for p, f in prefixes.items() if p != "K" and size_bytes >= f),
                             key=lambda item: item[1])
         with localcontext(prec=100):  # n / 2**60 needs ~80 significant digits to be exact
-            return f"{Decimal(size_bytes) / scale:.{digits}g}{chosen}B"
+            mantissa = f"{Decimal(size_bytes) / scale:.{digits}g}"
+        if "." in mantissa and "E" not in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}{chosen}B"
     return _format(size_bytes, "B", prefixes, digits)
 
 

@@ -2,6 +2,7 @@
 
 from ddlsim.tasks import (
     collective_sweep,  # noqa: F401
+    hybrid,  # noqa: F401
     profile,  # noqa: F401
     train,  # noqa: F401
 )

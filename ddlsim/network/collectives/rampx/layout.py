@@ -23,7 +23,10 @@ from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.rampx.plan import RampXPlan
 from ddlsim.network.fabrics.ramp.fabric import RampFabric
 from ddlsim.network.fabrics.ramp.placement import find_box, job_dims
+from ddlsim.network.patterns import content_key
 from ddlsim.network.placement import job_ranks
+
+_LAYOUTS: dict[tuple, RampXLayout] = {}
 
 
 def _usable_shape(shape: tuple[int, int, int], fabric: RampFabric) -> bool:
@@ -64,8 +67,15 @@ class RampXLayout:
             raise InfeasibleError(f"RAMP-x cannot arrange {request.group_size} ranks as a RAMP "
                                   f"(groups x racks x node numbers) on {request.fabric.name}")
         shape, node_index = found
-        plan = RampXPlan(*shape, formulation=formulation)
-        return cls(plan, plan.rank_of_node[node_index])
+        key = (shape, formulation, content_key(node_index))
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            plan = RampXPlan(*shape, formulation=formulation)
+            layout = cls(plan, plan.rank_of_node[node_index])
+            _LAYOUTS[key] = layout
+            while len(_LAYOUTS) > 32:  # layouts of 65,536 ranks hold a few MB of subgroup tables
+                _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        return layout
 
     @property
     def n(self) -> int:

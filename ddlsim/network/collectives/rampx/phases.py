@@ -131,7 +131,9 @@ def tree_levels(lay: RampXLayout, root: int) -> dict[int, np.ndarray]:
     levels = {}
     for step in lay.steps:
         levels[step] = holders
-        holders = np.unique(lay.peers(step)[holders].ravel())
+        reached = np.zeros(lay.n, dtype=bool)
+        reached[lay.peers(step)[holders].ravel()] = True
+        holders = np.flatnonzero(reached)
     return levels
 
 

@@ -44,6 +44,7 @@ from ddlsim.types import GroupLayout, NetworkCost
 
 POLICIES = ("paper", "greedy")
 _PLANS: OrderedDict[tuple, tuple[int, int]] = OrderedDict()
+_PRICES: dict[tuple, tuple] = {}
 _PLAN_CACHE_SIZE = 256
 
 
@@ -150,6 +151,28 @@ class RampFabric(Fabric):
         return src, dst, np.tile(listed.weight, layout.num_groups)
 
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """Cached per structure: a price found at one line rate serves every other (it scales as 1 / B)."""
+        key = (pattern.full_key, layout, placement.key, self.dims.x, self.dims.racks, self.dims.wavelengths,
+               self.dims.b, self.subnet, self.transceiver_policy, self.slot_s, self.slot_overhead)
+        cached = _PRICES.get(key)
+        if cached is None:
+            cost = self._price(pattern, layout, placement)
+            rate = self.group_rate_bytes_per_s
+            cached = (bool(cost.latency_s > 0), cost.s_per_unit * rate,
+                      None if cost.class_latency_s is None else cost.class_latency_s > 0,
+                      None if cost.class_s_per_unit is None else cost.class_s_per_unit * rate, cost.disjoint)
+            _PRICES[key] = cached
+            while len(_PRICES) > _PLAN_CACHE_SIZE:
+                _PRICES.pop(next(iter(_PRICES)))
+        has_latency, slots, class_active, class_slots, disjoint = cached
+        rate = self.group_rate_bytes_per_s
+        latency = self.step_latency_s if has_latency else 0.0
+        if class_active is None:
+            return PatternCost(latency, slots / rate)
+        return PatternCost(latency, slots / rate, np.where(class_active, self.step_latency_s, 0.0),
+                           class_slots / rate, disjoint)
+
+    def _price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         if isinstance(pattern, Mesh) and listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS:
             return self._price_large_mesh(pattern)
         src, dst, weight = self.transfers(pattern, layout, placement)
@@ -205,7 +228,8 @@ class RampFabric(Fabric):
         """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
         if src.size <= self.dims.x and self._disjoint_one_to_one(src, dst):
             return self.dims.x, 1
-        key = (self.dims, self.subnet, self.transceiver_policy, content_key(src, dst))
+        dims = self.dims  # the plan depends on the structure, not on the line rate
+        key = (dims.x, dims.racks, dims.wavelengths, self.subnet, self.transceiver_policy, content_key(src, dst))
         cached = _PLANS.get(key)
         if cached is not None:
             _PLANS.move_to_end(key)

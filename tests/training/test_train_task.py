@@ -1,0 +1,77 @@
+"""`task=train` and `task=hybrid` through the real rooms (workload, compute, network)."""
+
+import math
+
+import pytest
+
+import ddlsim
+from ddlsim.errors import InfeasibleError
+
+TRAIN = ["experiment=single", "task=train", "collective=best"]
+
+
+def train_row(*overrides):
+    result = ddlsim.run([*TRAIN, *overrides])
+    assert len(result.rows) == 1
+    return result.rows[0], result.summary
+
+
+def test_a_run_adds_up():
+    row, summary = train_row("fabric=superpod", "model.target_loss=2.2")
+    assert row["status"] == "ok" and row["fabric"] == "superpod" and row["model_target_loss"] == 2.2
+    assert row["iteration_time_s"] == pytest.approx(row["compute_time_s"] + row["exposed_comm_time_s"])
+    assert row["comm_time_s"] == pytest.approx(row["exposed_comm_time_s"])  # no overlap by default
+    assert 0 < row["comm_fraction"] < 1
+    assert row["time_to_accuracy_s"] == pytest.approx(row["num_steps"] * row["iteration_time_s"])
+    assert row["samples_per_s"] == pytest.approx(row["global_batch"] / row["iteration_time_s"])
+    assert row["num_ranks"] == row["tp_degree"] * row["dp_degree"]
+    assert row["compute_source"] in {"measured", "scaled", "roofline"} and "A100" in row["compute_device"]
+    parts = sum(row[key] for key in ("comm_latency_s", "comm_transfer_s", "comm_reduction_s"))
+    assert parts == pytest.approx(row["comm_time_s"])
+    assert row["comm_dp_gradient_all_reduce_calls"] == 1
+    assert row["comm_tp_attention_all_reduce_calls"] == 3 * row["layers"]  # forward, recompute, backward
+    assert "superpod" in summary and "time to accuracy" in summary
+
+
+def test_bucketed_overlap_hides_part_of_the_gradient_all_reduce():
+    plain, _ = train_row("fabric=superpod", "model.target_loss=2.2")
+    overlapped, _ = train_row("fabric=superpod", "model.target_loss=2.2", "training.overlap=dp_backward")
+    assert overlapped["overlap"] == "dp_backward" and overlapped["hidden_comm_time_s"] > 0
+    assert overlapped["compute_time_s"] == pytest.approx(plain["compute_time_s"])
+    assert overlapped["iteration_time_s"] < plain["iteration_time_s"]
+
+
+def test_network_energy_and_cost_come_from_the_fabric_model():
+    ramp, _ = train_row("fabric=ramp", "model.target_loss=2.5")
+    assert ramp["network_power_w"] > 0 and ramp["network_cost_usd"] > 0
+    assert ramp["network_energy_j"] == pytest.approx(ramp["network_power_w"] * ramp["iteration_time_s"])
+    assert ramp["network_energy_to_accuracy_j"] == pytest.approx(ramp["network_energy_j"] * ramp["num_steps"])
+    ideal, _ = train_row("fabric=ideal", "model.target_loss=2.5")
+    assert math.isnan(ideal["network_energy_j"]) and math.isnan(ideal["network_cost_usd"])
+
+
+def test_an_impossible_point_is_a_row_or_an_error():
+    row, summary = train_row("fabric=ideal", "fabric.num_nodes=4", "model.target_loss=2.5")
+    assert row["status"].startswith("infeasible:") and "iteration_time_s" not in row
+    assert "infeasible" in summary
+    with pytest.raises(InfeasibleError):
+        ddlsim.run([*TRAIN, "fabric=ideal", "fabric.num_nodes=4", "model.target_loss=2.5", "task.on_infeasible=error"])
+
+
+def test_dlrm_iteration_has_its_all_to_alls():
+    row, _ = train_row("fabric=superpod", "model=dlrm", "model.global_batch=2097152")
+    all_to_alls = [key for key in row if key.startswith("comm_") and "all_to_all" in key and key.endswith("_calls")]
+    assert len(all_to_alls) == 2 and math.isnan(row["time_to_accuracy_s"])
+
+
+def test_hybrid_pattern_gets_faster_with_bandwidth_on_a_fitted_fabric():
+    result = ddlsim.run(["experiment=single", "task=hybrid", "fabric=sipac", "task.num_ranks=[64]",
+                         "task.cu_bandwidths=[256Gbps,1024Gbps]"])
+    slow, fast = result.rows
+    assert slow["mp_group"] == 8 and slow["dp_group"] == 8
+    assert slow["all_to_all_algorithm"] == "sipco" and slow["all_reduce_algorithm"] == "sipco"
+    assert slow["time_s"] == pytest.approx(slow["all_to_all_time_s"] + slow["all_reduce_time_s"])
+    assert fast["time_s"] < slow["time_s"]
+    torus = ddlsim.run(["experiment=single", "task=hybrid", "fabric=torus2d", "task.num_ranks=[64]",
+                        "task.cu_bandwidths=[256Gbps]"]).rows[0]
+    assert torus["all_to_all_algorithm"] == "ring"

@@ -21,18 +21,21 @@ GBPS = 1e9
 
 
 def _fabric(n: int = 128, degree: int = 4, bandwidth: float = 100 * GBPS, **extra) -> TopoOptFabric:
-    return TopoOptFabric(num_nodes=n, degree=degree, link_bandwidth_bps=bandwidth, link_latency_s=1e-6, **extra)
+    """n servers of one GPU each."""
+    return TopoOptFabric(num_servers=n, degree=degree, link_bandwidth_bps=bandwidth, link_latency_s=1e-6, **extra)
 
 
 def test_default_config_is_the_section_5_3_cluster():
     fabric = make_fabric("topoopt")
-    assert (fabric.num_nodes, fabric.degree, fabric.link_bandwidth_bps, fabric.link_latency_s) == (128, 4, 1e11, 1e-6)
-    assert fabric.shard(128).circulant_rules == (1, 3, 11, 37)
+    assert (fabric.num_servers, fabric.gpus_per_server, fabric.degree) == (128, 4, 4)
+    assert (fabric.num_nodes, fabric.link_bandwidth_bps, fabric.link_latency_s) == (512, 1e11, 1e-6)
+    assert fabric.shard(512).circulant_rules == (1, 3, 11, 37)
+    assert fabric.shard(512) is fabric.shard(509)          # a partly used last server
     with pytest.raises(ConfigError, match="1008 ports"):
-        make_fabric("topoopt", num_nodes=2000)
-    assert make_fabric("topoopt", num_nodes=2000, check_port_count=False).num_nodes == 2000
+        make_fabric("topoopt", num_servers=2000)
+    assert make_fabric("topoopt", num_servers=2000, check_port_count=False).num_servers == 2000
     with pytest.raises(ConfigError, match="384 ports"):
-        make_fabric("topoopt", num_nodes=400, switch="ocs_3d_mems")
+        make_fabric("topoopt", num_servers=400, switch="ocs_3d_mems")
     with pytest.raises(ConfigError, match="distinct rules"):
         make_fabric("topoopt", rules=[1, 1])
 
@@ -41,7 +44,7 @@ def test_default_config_is_the_section_5_3_cluster():
 def test_topoopt_ring_all_reduce_matches_alpha_beta_over_d_rings(n):
     fabric = _fabric(n=n)
     size = 10**9
-    rings = len(fabric.ring_rules(GroupLayout(n)))
+    rings = len(fabric.ring_plan(GroupLayout(n))[1])
     estimate = estimate_collective("all_reduce", size, n, fabric=fabric, algorithm="topoopt_ring", device=None)
     steps = 2 * (n - 1)
     assert estimate.num_steps == steps
@@ -55,13 +58,19 @@ def test_topoopt_ring_all_reduce_matches_alpha_beta_over_d_rings(n):
 def test_topoopt_ring_is_best_for_large_all_reduce():
     estimate = estimate_collective("all_reduce", 10**9, 128, fabric=_fabric(), algorithm="best")
     assert estimate.algorithm == "topoopt_ring"
+    estimate = estimate_collective("all_reduce", 10**9, 512, fabric=make_fabric("topoopt"), algorithm="best")
+    assert estimate.algorithm == "topoopt_ring"
 
 
 @pytest.mark.parametrize("op", ["all_reduce", "reduce_scatter", "all_gather"])
-def test_topoopt_ring_explicit_schedules_verify_and_price_like_compact(op):
+@pytest.mark.parametrize("gpus", [1, 2, 4])
+def test_topoopt_ring_explicit_schedules_verify_and_price_like_compact(op, gpus):
     algorithm = TopoOptRing()
-    for n in (*range(2, 41), 64, 97):
-        fabric = _fabric(n=n, degree=3)
+    for servers in (*range(1, 25), 32, 97):
+        n = servers * gpus
+        if n < 2:
+            continue
+        fabric = _fabric(n=servers, degree=3, gpus_per_server=gpus)
         request = ScheduleRequest.single_group(op, n, fabric, size_bytes=10**6)
         explicit = algorithm.explicit(request)
         verify_explicit(explicit)
@@ -70,6 +79,19 @@ def test_topoopt_ring_explicit_schedules_verify_and_price_like_compact(op):
                                  request.placement, 10**6, None)
         assert by_step.time_s == pytest.approx(compact.time_s, rel=1e-12)
         assert by_step.num_steps == compact.num_steps
+
+
+def test_two_level_all_reduce_on_servers_of_four_gpus():
+    fabric = make_fabric("topoopt")                 # 128 servers x 4 GPUs, 4 rings of 100 Gbps
+    size = 10**9
+    estimate = estimate_collective("all_reduce", size, 512, fabric=fabric, algorithm="topoopt_ring", device=None)
+    # Inside servers: 2 x 3 steps of size / 4 over 2.4 Tbps; between servers: 2 x 127 steps of
+    # size / (512 x 4) per ring, 4 GPUs sharing each server's link: size / (128 x 4) per link.
+    inside = 2 * 3 * size / 4 * 8 / 2.4e12
+    between = 2 * 127 * size / (128 * 4) * 8 / (100 * GBPS)
+    assert estimate.transfer_s == pytest.approx(inside + between)
+    assert estimate.num_steps == 2 * 3 + 2 * 127
+    assert estimate.latency_s == pytest.approx(2 * 3 * 120e-9 + 2 * 127 * 1e-6)
 
 
 def test_ring_orders_visit_every_member():
@@ -96,14 +118,16 @@ def test_forwarded_traffic_loads_every_link_it_crosses():
     assert relayed.s_per_unit == pytest.approx(3 * 8 / (100 * GBPS))
 
 
-def test_full_mesh_closed_form_equals_listing():
-    fabric = _fabric(n=30, degree=3)
-    layout, placement = GroupLayout(30), Placement(30)
-    mesh = Mesh(30, np.zeros(30, dtype=np.int64), weight=2.0)
+@pytest.mark.parametrize("gpus", [1, 3])
+def test_full_mesh_closed_form_equals_listing(gpus):
+    fabric = _fabric(n=10, degree=3, gpus_per_server=gpus, intra_server_bandwidth_bps=50 * GBPS)
+    n = 10 * gpus
+    layout, placement = GroupLayout(n), Placement(n)
+    mesh = Mesh(n, np.zeros(n, dtype=np.int64), weight=2.0)
     closed = fabric.price(mesh, layout, placement)
     listed = TopoOptFabric.price_listed(fabric, mesh, layout, placement)
     pairs = mesh.pairs()
-    by_pairs = fabric.price(Pairs(30, pairs.src, pairs.dst, pairs.weight), layout, placement)
+    by_pairs = fabric.price(Pairs(n, pairs.src, pairs.dst, pairs.weight), layout, placement)
     assert closed.s_per_unit == pytest.approx(by_pairs.s_per_unit)
     assert closed.latency_s == pytest.approx(by_pairs.latency_s)
     assert listed.s_per_unit == pytest.approx(by_pairs.s_per_unit)
@@ -112,7 +136,7 @@ def test_full_mesh_closed_form_equals_listing():
 def test_bandwidth_tax_report():
     fabric = _fabric(n=128, degree=4)
     src, dst = np.meshgrid(np.arange(128), np.arange(128), indexing="ij")
-    report = fabric.traffic_report(src.ravel(), dst.ravel(), 1e6)
+    report = fabric.traffic_report(src.ravel(), dst.ravel(), 1e6, num_servers=128)
     assert report.bandwidth_tax == pytest.approx(fabric.shard(128).mean_path_length())
     assert report.bandwidth_tax > 4
     neighbours = fabric.traffic_report(np.arange(128), (np.arange(128) + 37) % 128, 1e6)
@@ -127,7 +151,7 @@ def test_fabric_from_topology_finder_plan():
     np.fill_diagonal(demand, 0)
     plan = topology_finder(n, 4, [AllReduceDemand(layout, 4e10)], demand)
     fabric = TopoOptFabric.for_plan(plan, 100 * GBPS)
-    assert fabric.ring_rules(layout) == plan.rings[0].rules
+    assert fabric.ring_plan(layout) == (1, plan.rings[0].rules)
     assert fabric.shard(n) is plan.topology
     estimate = estimate_collective("all_reduce", 10**9, n, fabric=fabric, algorithm="topoopt_ring", device=None)
     rings = len(plan.rings[0].rules)
@@ -139,7 +163,7 @@ def test_fabric_from_topology_finder_plan():
 def test_strided_groups_use_their_own_rings():
     fabric = _fabric(n=32, degree=4)
     dp = GroupLayout(size=8, stride=4, num_ranks=32)
-    assert fabric.ring_rules(dp) == fabric.default_rules(8)
+    assert fabric.ring_plan(dp) == (1, fabric.default_rules(8))
     estimate = estimate_collective("all_reduce", 10**8, fabric=fabric, algorithm="topoopt_ring", layout=dp)
     assert estimate.time_s > 0 and estimate.num_steps == 14
 
@@ -153,21 +177,21 @@ def test_job_larger_than_cluster_and_bad_rules():
 
 
 def test_network_cost_of_the_job_shard():
-    cost = make_fabric("topoopt").network_cost(128)
+    cost = make_fabric("topoopt").network_cost(512)
     assert cost.scope == "job" and cost.components["patch_panel_ports"] == 2 * 128 * 4
     with pytest.raises(InfeasibleError, match="no price"):
-        make_fabric("topoopt", switch="rotornet", num_nodes=64).network_cost(64)
+        make_fabric("topoopt", switch="rotornet", num_servers=64).network_cost(64)
 
 
 def test_expander_fabric():
-    fabric = make_fabric("expander")
+    fabric = make_fabric("expander", gpus_per_server=1)
     shard = fabric.shard(128)
     assert shard.out_degree().tolist() == [4] * 128
     ring = estimate_collective("all_reduce", 10**9, 128, fabric=fabric, algorithm="ring", device=None)
     topo = estimate_collective("all_reduce", 10**9, 128, fabric=_fabric(), algorithm="ring", device=None)
     assert ring.time_s > topo.time_s          # ring neighbours are rarely adjacent in a random graph
     assert fabric.shard(3).num_links == 6     # a small job: a triangle
-    assert make_fabric("expander", seed=1).shard(128).num_links == 512
+    assert make_fabric("expander", seed=1).shard(512).num_links == 512
     with pytest.raises(ConfigError):
-        make_fabric("expander", num_nodes=10, degree=10)
-    assert fabric.network_cost(128).components["nics"] == 512
+        make_fabric("expander", num_servers=10, degree=10)
+    assert make_fabric("expander").network_cost(512).components["nics"] == 512

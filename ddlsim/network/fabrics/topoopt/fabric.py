@@ -38,14 +38,19 @@ from ddlsim.types import GroupLayout, NetworkCost
 
 @dataclass
 class TopoOptConfig:
-    """TopoOpt section 5.3 defaults: 128 servers, d = 4 interfaces of 100 Gbps, 1 us links."""
+    """TopoOpt section 5.3 defaults: 128 servers of 4 A100 GPUs, d = 4 interfaces of 100 Gbps, 1 us
+    links, a patch panel. Inside a server GPUs use NVLink-class links (RAMP 7.5's DGX A100 figures:
+    2.4 Tbps per GPU, 100 ns switch + 20 ns propagation), which TopoOpt does not specify."""
 
     name: str = "topoopt"
-    num_nodes: int = 128
+    num_servers: int = 128
+    gpus_per_server: int = 4
     degree: int = 4
     link_bandwidth: str = "100Gbps"
     link_latency: str = "1us"
     forwarding_latency: str = "0us"
+    intra_server_bandwidth: str = "2.4Tbps"
+    intra_server_latency: str = "120ns"
     switch: str = "patch_panel"
     rules: list[int] = field(default_factory=list)
     prime_only: bool = False
@@ -65,34 +70,49 @@ class TrafficReport:
 
 
 class DirectConnectFabric(Fabric):
-    """Pricing shared by direct-connect fabrics: a job runs on a shard of its own servers, flows are
-    forwarded by hosts along their routes, links are `link_bandwidth_bps` each way.
+    """Pricing shared by direct-connect fabrics of servers holding `gpus_per_server` GPUs each.
 
-    Subclasses are frozen dataclasses with `name`, `num_nodes`, `degree`, `link_bandwidth_bps`,
-    `link_latency_s`, `forwarding_latency_s` and a `_shards` cache, and implement `build_shard`.
+    Ranks are GPUs; rank r sits on server r // gpus_per_server. A job runs on a shard of its own
+    servers. GPUs of one server talk over the server's internal fabric (each GPU has an egress
+    and an ingress port of `intra_server_bandwidth_bps`); traffic between servers is forwarded
+    by hosts along its route over the shard's links, `link_bandwidth_bps` each way.
+
+    Subclasses are frozen dataclasses with the fields below and a `_shards` cache, and implement
+    `build_shard(num_servers)`.
     """
 
     name: str
     num_nodes: int
+    num_servers: int
+    gpus_per_server: int
     degree: int
     link_bandwidth_bps: float
     link_latency_s: float
     forwarding_latency_s: float
+    intra_server_bandwidth_bps: float
+    intra_server_latency_s: float
     _shards: dict
 
-    def build_shard(self, num_ranks: int) -> DirectTopology:
+    def build_shard(self, num_servers: int) -> DirectTopology:
         raise NotImplementedError
 
+    def servers_for(self, num_ranks: int) -> int:
+        return -(-num_ranks // self.gpus_per_server)
+
     def shard(self, num_ranks: int) -> DirectTopology:
-        """The topology of the servers a job of `num_ranks` ranks runs on (built once, cached)."""
+        """The topology of the servers a job of `num_ranks` GPU ranks runs on (built once, cached)."""
         if num_ranks > self.num_nodes:
-            raise InfeasibleError(f"{num_ranks} ranks do not fit on {self.name}, which has {self.num_nodes} servers "
+            raise InfeasibleError(f"{num_ranks} ranks do not fit on {self.name}, which has {self.num_nodes} GPUs "
                                   f"({num_ranks - self.num_nodes} too many)")
-        topology = self._shards.get(num_ranks)
+        servers = self.servers_for(num_ranks)
+        topology = self._shards.get(servers)
         if topology is None:
-            topology = DirectTopology.from_parts(1, []) if num_ranks == 1 else self.build_shard(num_ranks)
-            self._shards[num_ranks] = topology
+            topology = DirectTopology.from_parts(1, []) if servers == 1 else self.build_shard(servers)
+            self._shards[servers] = topology
         return topology
+
+    def domain_sizes(self) -> tuple[int, ...]:
+        return (self.gpus_per_server, self.num_nodes) if self.gpus_per_server > 1 else (self.num_nodes,)
 
     # -- Fabric interface ----------------------------------------------------------------------
     def nominal_alpha_beta(self) -> tuple[float, float]:
@@ -101,17 +121,48 @@ class DirectConnectFabric(Fabric):
     def _latency(self, hops: np.ndarray) -> np.ndarray:
         return hops * self.link_latency_s + np.maximum(hops - 1, 0) * self.forwarding_latency_s
 
+    def _capacity(self, topology: DirectTopology, num_gpus: int) -> np.ndarray:
+        """Links of the shard, then every GPU's intra-server egress, then its ingress."""
+        intra = np.full(2 * num_gpus if self.gpus_per_server > 1 else 0, self.intra_server_bandwidth_bps)
+        return np.concatenate([np.full(topology.num_links, self.link_bandwidth_bps), intra])
+
     def capacity_bps(self) -> np.ndarray:
-        return np.full(self.shard(self.num_nodes).num_links, self.link_bandwidth_bps)
+        return self._capacity(self.shard(self.num_nodes), self.num_nodes)
 
     def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
         """Routes on the shard of the whole cluster (pricing uses the job's own shard instead)."""
-        topology = self.shard(self.num_nodes)
-        loads = topology.link_loads(src_nodes, dst_nodes, weights)
-        return Routes(self._latency(topology.hops(src_nodes, dst_nodes)), (), fixed_loads=loads)
+        return self._routes(self.shard(self.num_nodes), self.num_nodes, src_nodes, dst_nodes, weights,
+                            with_paths=False)
+
+    def _routes(self, topology: DirectTopology, num_gpus: int, src: np.ndarray, dst: np.ndarray,
+                weights: np.ndarray, *, with_paths: bool = True) -> Routes:
+        g = self.gpus_per_server
+        src_server, dst_server = src // g, dst // g
+        inter = src_server != dst_server
+        hops = topology.hops(src_server, dst_server)
+        latency = np.where(inter, self._latency(hops), self.intra_server_latency_s)
+        links = topology.path_links(src_server[inter], dst_server[inter]) if with_paths else None
+        egress = topology.num_links + src
+        ingress = topology.num_links + num_gpus + dst
+        if links is not None:
+            # One path per flow: the core pricer gets every hop, so it can also price each
+            # pattern class alone (pipelined steps activate windows of classes).
+            rows = np.full((max(links.shape[0], 2 if g > 1 else 0), src.size), -1, dtype=np.int64)
+            rows[: links.shape[0], inter] = links
+            if g > 1:
+                rows[0, ~inter] = egress[~inter]
+                rows[1, ~inter] = ingress[~inter]
+            return Routes(latency, tuple(rows), egress=(0,))
+        loads = np.zeros(topology.num_links + (2 * num_gpus if g > 1 else 0))
+        loads[: topology.num_links] = topology.link_loads(src_server[inter], dst_server[inter], weights[inter])
+        if g > 1:
+            loads += np.bincount(egress[~inter], weights=weights[~inter], minlength=loads.size)
+            loads += np.bincount(ingress[~inter], weights=weights[~inter], minlength=loads.size)
+        return Routes(latency, (), fixed_loads=loads)
 
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         topology = self.shard(layout.job_ranks)
+        num_gpus = self.servers_for(layout.job_ranks) * self.gpus_per_server
         if isinstance(pattern, Mesh):
             cost = self._price_full_mesh(pattern, layout, topology)
             if cost is not None:
@@ -123,40 +174,40 @@ class DirectConnectFabric(Fabric):
         classes = None if listed.classes is None else np.tile(listed.classes, layout.num_groups)
         if not src.size:
             return PatternCost.zero(pattern.num_classes)
-        latency = self._latency(topology.hops(src, dst))
-        links = topology.path_links(src, dst)
-        if links is not None:
-            # One path per flow: hand the hops to the core pricer, which also prices each pattern
-            # class alone (pipelined steps activate windows of classes).
-            routes = Routes(latency, tuple(links), egress=(0,))
-        else:
-            routes = Routes(latency, (), fixed_loads=topology.link_loads(src, dst, weights))
-        return price_flows(routes, np.full(topology.num_links, self.link_bandwidth_bps), weights,
-                           classes=classes, num_classes=pattern.num_classes, sources=src)
+        routes = self._routes(topology, num_gpus, src, dst, weights)
+        return price_flows(routes, self._capacity(topology, num_gpus), weights, classes=classes,
+                           num_classes=pattern.num_classes, sources=src)
 
     def _price_full_mesh(self, mesh: Mesh, layout: GroupLayout, topology: DirectTopology) -> PatternCost | None:
-        """A mesh over the whole job on a ring union, in closed form (every link of a ring carries
-        the same bytes by symmetry: the sum over offsets of that ring's coin count)."""
+        """A mesh over every GPU of the job on a ring union, in closed form. By symmetry every
+        link of a ring carries the same bytes: g x g GPU pairs per server pair, times the sum over
+        server offsets of that ring's coin count; each GPU also sends g - 1 transfers inside its
+        server."""
         sizes = mesh.block_sizes()
-        if topology.circulant_rules is None or layout.size != layout.job_ranks or sizes.size != 1:
+        g = self.gpus_per_server
+        whole = (sizes.size == 1 and int(sizes[0]) == layout.job_ranks == layout.size
+                 and layout.job_ranks == topology.num_nodes * g and topology.circulant_rules is not None)
+        if not whole:
             if mesh.num_pairs() * layout.num_groups > MAX_EXPLICIT_NODES ** 2:
                 raise InfeasibleError(
                     f"{self.name} prices a partial all-to-all by listing its transfers, and "
                     f"{mesh.num_pairs() * layout.num_groups} transfers are too many; only an all-to-all over the "
                     f"whole job has a closed form here")
             return None
-        if int(sizes[0]) != topology.num_nodes:
-            return None
-        per_link = topology.coin_routes.coin_counts()[1:].sum(axis=0) * mesh.weight
-        s_per_unit = float(per_link.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps
-        return PatternCost(float(self._latency(np.array([topology.coin_routes.diameter]))[0]), s_per_unit)
+        per_link = topology.coin_routes.coin_counts()[1:].sum(axis=0) * mesh.weight * g * g
+        s_per_unit = float(per_link.max(initial=0.0)) * units.BITS_PER_BYTE / self.link_bandwidth_bps
+        latency = float(self._latency(np.array([topology.coin_routes.diameter]))[0])
+        if g > 1:
+            s_per_unit = max(s_per_unit, (g - 1) * mesh.weight * units.BITS_PER_BYTE / self.intra_server_bandwidth_bps)
+            latency = max(latency, self.intra_server_latency_s)
+        return PatternCost(latency, s_per_unit)
 
     # -- reports -------------------------------------------------------------------------------
     def traffic_report(self, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray,
-                       num_ranks: int | None = None) -> TrafficReport:
-        """Bandwidth tax (link bytes over demand bytes), hop counts and link loads of one traffic
-        matrix on the shard of `num_ranks` servers (default: the whole cluster)."""
-        topology = self.shard(num_ranks or self.num_nodes)
+                       num_servers: int | None = None) -> TrafficReport:
+        """Bandwidth tax (link bytes over demand bytes), hop counts and link loads of a traffic
+        matrix between servers, on the shard of `num_servers` servers (default: all of them)."""
+        topology = self.shard((num_servers or self.num_servers) * self.gpus_per_server)
         src, dst = np.asarray(src), np.asarray(dst)
         size = np.broadcast_to(np.asarray(size_bytes, dtype=float), src.shape)
         moving = (src != dst) & (size > 0)
@@ -172,7 +223,8 @@ class DirectConnectFabric(Fabric):
             drain_time_s=float(loads.max() * units.BITS_PER_BYTE / self.link_bandwidth_bps) if loads.size else 0.0)
 
     def describe(self) -> dict[str, Any]:
-        return {"fabric": self.name, "fabric_nodes": self.num_nodes, "degree": self.degree,
+        return {"fabric": self.name, "fabric_nodes": self.num_nodes, "servers": self.num_servers,
+                "gpus_per_server": self.gpus_per_server, "degree": self.degree,
                 "link_bandwidth_bps": self.link_bandwidth_bps}
 
 
@@ -181,11 +233,14 @@ class DirectConnectFabric(Fabric):
 class TopoOptFabric(DirectConnectFabric):
     """TopoOpt: a direct-connect optical shard per job, host-based forwarding between servers."""
 
-    num_nodes: int
+    num_servers: int
     degree: int
     link_bandwidth_bps: float
     link_latency_s: float
+    gpus_per_server: int = 1
     forwarding_latency_s: float = 0.0
+    intra_server_bandwidth_bps: float = 2.4e12
+    intra_server_latency_s: float = 120e-9
     switch: str = "patch_panel"
     rules: tuple[int, ...] = ()
     prime_only: bool = False
@@ -193,37 +248,45 @@ class TopoOptFabric(DirectConnectFabric):
     name: str = "topoopt"
     _shards: dict = field(default_factory=dict, compare=False, repr=False)
 
+    @property
+    def num_nodes(self) -> int:
+        return self.num_servers * self.gpus_per_server
+
     @classmethod
     def from_config(cls, config: TopoOptConfig) -> TopoOptFabric:
-        if config.num_nodes < 1:
-            raise ConfigError("num_nodes", config.num_nodes, "must be >= 1")
-        if config.degree < 1:
-            raise ConfigError("degree", config.degree, "must be >= 1")
+        for key in ("num_servers", "gpus_per_server", "degree"):
+            if getattr(config, key) < 1:
+                raise ConfigError(key, getattr(config, key), "must be >= 1")
         tech = technology(config.switch)
-        if config.check_port_count and config.num_nodes > tech.port_count:
-            raise ConfigError("num_nodes", config.num_nodes,
+        if config.check_port_count and config.num_servers > tech.port_count:
+            raise ConfigError("num_servers", config.num_servers,
                               f"exceeds the {tech.port_count} ports of one {tech.label}, which must reach every "
                               f"server (TopoOpt Table 1); set check_port_count=false to assume larger switches")
         if len(config.rules) > config.degree or len(set(config.rules)) != len(config.rules):
             raise ConfigError("rules", list(config.rules), f"must be at most degree = {config.degree} distinct rules")
         if any(rule < 1 for rule in config.rules):
             raise ConfigError("rules", list(config.rules), "every ring rule p must be >= 1")
-        return cls(num_nodes=config.num_nodes, degree=config.degree,
+        return cls(num_servers=config.num_servers, degree=config.degree,
                    link_bandwidth_bps=units.parse_bandwidth_bps(config.link_bandwidth, "link_bandwidth"),
                    link_latency_s=units.parse_time_s(config.link_latency, "link_latency"),
+                   gpus_per_server=config.gpus_per_server,
                    forwarding_latency_s=units.parse_time_s(config.forwarding_latency, "forwarding_latency"),
+                   intra_server_bandwidth_bps=units.parse_bandwidth_bps(config.intra_server_bandwidth,
+                                                                        "intra_server_bandwidth"),
+                   intra_server_latency_s=units.parse_time_s(config.intra_server_latency, "intra_server_latency"),
                    switch=config.switch, rules=tuple(int(r) for r in config.rules), prime_only=config.prime_only,
                    name=config.name)
 
     @classmethod
-    def for_plan(cls, plan: TopologyPlan, link_bandwidth_bps: float, *, link_latency_s: float = 1e-6,
-                 forwarding_latency_s: float = 0.0, switch: str = "patch_panel",
-                 name: str = "topoopt") -> TopoOptFabric:
-        """A fabric whose jobs of `plan.num_nodes` ranks run on the topology TopologyFinder built."""
-        technology(switch)
-        return cls(num_nodes=plan.num_nodes, degree=plan.degree, link_bandwidth_bps=link_bandwidth_bps,
-                   link_latency_s=link_latency_s, forwarding_latency_s=forwarding_latency_s, switch=switch,
-                   plan=plan, name=name)
+    def for_plan(cls, plan: TopologyPlan, link_bandwidth_bps: float, *, gpus_per_server: int = 1,
+                 link_latency_s: float = 1e-6, **options: Any) -> TopoOptFabric:
+        """A fabric whose jobs on `plan.num_nodes` servers run on the topology TopologyFinder built.
+
+        `options` are further fields (forwarding_latency_s, intra_server_bandwidth_bps, switch, name).
+        """
+        technology(options.get("switch", "patch_panel"))
+        return cls(num_servers=plan.num_nodes, degree=plan.degree, link_bandwidth_bps=link_bandwidth_bps,
+                   link_latency_s=link_latency_s, gpus_per_server=gpus_per_server, plan=plan, **options)
 
     # -- the shard of one job ------------------------------------------------------------------
     def default_rules(self, group_size: int) -> tuple[int, ...]:
@@ -231,33 +294,43 @@ class TopoOptFabric(DirectConnectFabric):
         candidates = totient_perms(group_size, prime_only=self.prime_only)
         return tuple(select_permutations(group_size, min(self.degree, len(candidates)), candidates))
 
-    def build_shard(self, num_ranks: int) -> DirectTopology:
-        if self.plan is not None and self.plan.num_nodes == num_ranks:
+    def build_shard(self, num_servers: int) -> DirectTopology:
+        if self.plan is not None and self.plan.num_nodes == num_servers:
             return self.plan.topology
         if not self.rules:
-            return DirectTopology.circulant(num_ranks, self.default_rules(num_ranks))
-        bad = [rule for rule in self.rules if math.gcd(rule, num_ranks) != 1 or rule >= num_ranks]
+            return DirectTopology.circulant(num_servers, self.default_rules(num_servers))
+        bad = [rule for rule in self.rules if math.gcd(rule, num_servers) != 1 or rule >= num_servers]
         if bad:
-            raise InfeasibleError(f"ring rules {bad} of {self.name} do not form rings over a job of {num_ranks} "
-                                  f"servers (a rule must be below and coprime with the job size)")
-        return DirectTopology.circulant(num_ranks, self.rules)
+            raise InfeasibleError(f"ring rules {bad} of {self.name} do not form rings over a job of {num_servers} "
+                                  f"servers (a rule must be below and coprime with the number of servers)")
+        return DirectTopology.circulant(num_servers, self.rules)
 
-    def ring_rules(self, layout: GroupLayout) -> tuple[int, ...]:
-        """The ring permutations a TopoOpt ring collective uses in the groups of `layout`."""
-        if self.plan is not None and self.plan.num_nodes == layout.job_ranks:
-            for choice in self.plan.rings:
-                if choice.layout == layout:
-                    return choice.rules
-        topology = self.shard(layout.job_ranks)
-        if layout.size == layout.job_ranks and topology.circulant_rules:
-            return topology.circulant_rules
-        return self.default_rules(layout.size)
+    def ring_plan(self, layout: GroupLayout) -> tuple[int, tuple[int, ...]]:
+        """(GPUs per server in each group, ring rules) for a TopoOpt ring collective on `layout`.
+
+        A group of whole servers (consecutive ranks, a multiple of gpus_per_server) runs its rings
+        between servers, with the permutations TopologyFinder chose for it or the shard's own; any
+        other group runs rings over its members, as SelectPermutations would pick them for its size.
+        """
+        g = self.gpus_per_server
+        if layout.stride == 1 and layout.size % g == 0 and layout.job_ranks % g == 0:
+            servers = GroupLayout(layout.size // g, 1, layout.job_ranks // g)
+            if self.plan is not None and self.plan.num_nodes == servers.job_ranks:
+                for choice in self.plan.rings:
+                    if choice.layout == servers:
+                        return g, choice.rules
+            topology = self.shard(layout.job_ranks)
+            if servers.size == servers.job_ranks and topology.circulant_rules:
+                return g, topology.circulant_rules
+            return g, (self.default_rules(servers.size) if servers.size > 1 else ())
+        return 1, self.default_rules(layout.size)
 
     def network_cost(self, num_ranks: int) -> NetworkCost:
-        """Appendix G cost of the job's shard (scope "job"); power from RAMP Table 4 figures."""
+        """Appendix G cost of the job's servers (scope "job"); power from RAMP Table 4 figures."""
         if self.switch not in ("patch_panel", "ocs_3d_mems"):
             raise InfeasibleError(f"{self.switch} has no price in TopoOpt Table 2 (not commercial)")
-        return topoopt_cost(num_ranks, self.degree, self.link_bandwidth_bps, switch=self.switch).network_cost("job")
+        return topoopt_cost(self.servers_for(num_ranks), self.degree, self.link_bandwidth_bps,
+                            switch=self.switch).network_cost("job")
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "optical_switch": self.switch}

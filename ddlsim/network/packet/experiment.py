@@ -8,6 +8,7 @@ locality, not by noise; the same sweep gives the same numbers, bit for bit.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -71,8 +72,14 @@ def build_model(point: SweepPoint, run: PacketRunConfig, leafspine_buffer_policy
 def run_point(sweep: LoadSweep, point: SweepPoint) -> dict[str, object]:
     """Run one point; the row holds the result's fields, `wall_s` and `cpu_s` (this process's CPU time)."""
     started, started_cpu = time.perf_counter(), time.process_time()
-    result = build_model(point, sweep.run_config(point), sweep.leafspine_buffer_policy).run()
-    return {**result.as_row(), "wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - started_cpu}
+    model = build_model(point, sweep.run_config(point), sweep.leafspine_buffer_policy)
+    result = model.run()
+    row = {**result.as_row(), "wall_s": time.perf_counter() - started, "cpu_s": time.process_time() - started_cpu}
+    # the model, its SimPy environment and the batches still in flight reference each other: free
+    # the cycle now rather than at the next full collection, or a sweep holds several models' pools
+    del model
+    gc.collect()
+    return row
 
 
 def _run_indexed(args: tuple[LoadSweep, SweepPoint]) -> dict[str, object]:

@@ -86,6 +86,13 @@ class StepPricer:
         once in all. Wider windows (pipelines) use the per-class costs when classes share no
         resource, and otherwise price each distinct window.
         """
+        key = ("windows", step, layout, placement.key)  # a step is hashed by identity
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache.put(key, self._windowed(step, layout, placement))
+        return cached
+
+    def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
         low, high = step.windows
         if np.any(low != high):
             cost = self.cost(step.pattern, layout, placement)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,10 @@ class Pairs(Pattern):
     by range. `key` names the structure (e.g. ``("ring", 1)``); without one, the arrays are
     digested, which costs a pass over them. `one_to_one` promises that no position sends or
     receives more than one transfer (a permutation step), which lets fabrics skip aggregation.
+    `structure`, when set by a builder, names a regular shape a fabric may price in closed form:
+    ``("xor", m)`` (every position p sends to p XOR m) or ``("shift", d)`` (every position p sends
+    to (p + d) mod n), both with uniform weight. `validate=False` is for internal builders that
+    pass int64 / float64 arrays they know to be valid.
     """
 
     group_size: int
@@ -112,8 +117,13 @@ class Pairs(Pattern):
     key: Hashable = None
     annotations: Mapping[str, Any] = field(default_factory=dict)
     one_to_one: bool = False
+    structure: Hashable = None
+    validate: bool = True
 
     def __post_init__(self) -> None:
+        if not self.validate:
+            self._trusted()
+            return
         src = _as_index_array(self.src, "pattern.src")
         dst = _as_index_array(self.dst, "pattern.dst")
         if src.shape != dst.shape:
@@ -147,6 +157,18 @@ class Pairs(Pattern):
         weight_key = ("uniform", low_weight) if low_weight == high_weight else content_key(weight)
         object.__setattr__(self, "_weight_key", weight_key)
 
+    def _trusted(self) -> None:
+        """Arrays from an internal builder, already int64/float64 and valid: store without checks."""
+        weight = self.weight
+        if np.ndim(weight) == 0:
+            weight_key = ("uniform", float(weight))
+            object.__setattr__(self, "weight", np.full(np.shape(self.src), float(weight)))
+        else:
+            low, high = (float(weight.min()), float(weight.max())) if weight.size else (0.0, 0.0)
+            weight_key = ("uniform", low) if low == high else content_key(weight)
+        object.__setattr__(self, "_weight_key", weight_key)
+        object.__setattr__(self, "annotations", dict(self.annotations))
+
     @property
     def num_classes(self) -> int:
         if self.classes is None or self.classes.size == 0:
@@ -173,7 +195,7 @@ class Pairs(Pattern):
             return self
         mask = (self.classes >= low_class) & (self.classes <= high_class)
         return Pairs(self.group_size, self.src[mask], self.dst[mask], self.weight[mask], None, self.multicast,
-                     ("window", self.key, low_class, high_class), self.annotations, self.one_to_one)
+                     ("window", self.key, low_class, high_class), self.annotations, self.one_to_one, validate=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,7 +266,8 @@ class Mesh(Pattern):
 
 def dim_coordinates(positions: np.ndarray, stride: int, size: int) -> np.ndarray:
     """Coordinate of each position along the dimension of `size` members spaced `stride` apart."""
-    return (positions // stride) % size
+    scaled = positions if stride == 1 else positions // stride
+    return scaled & (size - 1) if size & (size - 1) == 0 else scaled % size
 
 
 def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positions: np.ndarray | None = None,
@@ -255,12 +278,38 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     Positions are read in mixed radix: ``p = low + stride * (coordinate + size * high)``. With
     ``stride=1, size=n`` this is a ring over the whole group. `positions` restricts the senders.
     """
+    if positions is None and classes is None and np.ndim(weight) == 0 and not multicast:
+        return _full_shift(group_size, stride, size, offset % size, float(weight), key_extra)
     if positions is None:
         positions = np.arange(group_size, dtype=np.int64)
     coordinate = dim_coordinates(positions, stride, size)
     dst = positions + ((coordinate + offset) % size - coordinate) * stride
     key = ("shift", stride, size, offset % size, key_extra)
     return Pairs(group_size, positions, dst, weight, classes, multicast, key, one_to_one=True)
+
+
+@lru_cache(maxsize=64)
+def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: float, key_extra: Hashable) -> Pairs:
+    positions = np.arange(group_size, dtype=np.int64)
+    if stride == 1 and size == group_size:
+        dst = positions + offset
+        dst[dst >= group_size] -= group_size
+        structure = ("shift", offset)
+    else:
+        coordinate = dim_coordinates(positions, stride, size)
+        moved = coordinate + offset
+        moved[moved >= size] -= size
+        dst = positions + (moved - coordinate) * stride
+        structure = None
+    key = ("shift", stride, size, offset, key_extra)
+    return Pairs(group_size, positions, dst, weight, key=key, one_to_one=True, structure=structure, validate=False)
+
+
+def xor_pairs(group_size: int, mask: int, weight: float = 1.0, key: Hashable = None) -> Pairs:
+    """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group)."""
+    positions = np.arange(group_size, dtype=np.int64)
+    return Pairs(group_size, positions, positions ^ mask, float(weight), key=key or ("xor", mask), one_to_one=True,
+                 structure=("xor", mask), validate=False)
 
 
 def dim_blocks(group_size: int, stride: int, size: int) -> np.ndarray:

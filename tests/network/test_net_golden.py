@@ -235,3 +235,25 @@ def test_fast_paths_equal_the_generic_flow_model(fabric_name):
     layout, placement = GroupLayout(n), fabric.place(n)
     assert fabric.price(promised, layout, placement).s_per_unit == pytest.approx(
         fabric.price(plain, layout, placement).s_per_unit, rel=1e-12)
+
+
+@pytest.mark.parametrize("fabric_name", ["superpod", "leaf_spine", "superpod_1to1"])
+def test_closed_form_xor_and_shift_equal_the_listed_pairs(fabric_name):
+    """RHD's XOR steps and full ring shifts are priced in closed form; the arrays must agree."""
+    from ddlsim.network.patterns import shift_pairs, xor_pairs
+
+    fabric = make_fabric(fabric_name, num_nodes=8192 if fabric_name != "leaf_spine" else 256,
+                         **({"oversubscription": [3.0, 2.0]} if fabric_name == "superpod" else {}))
+    for n, stride, groups in [(2, 1, 1), (16, 2, 1), (64, 8, 2), (256, 1, 1), (1024, 4, 2), (32, 32, 4)]:
+        if n * stride * groups > fabric.num_nodes:
+            continue
+        layout = GroupLayout(n, stride, n * stride * groups)
+        placement = fabric.place(layout.job_ranks)
+        patterns = [xor_pairs(n, 1 << bit, 2.5) for bit in range(n.bit_length() - 1)]
+        offsets = {1, n - 1, max(1, n // 2), 3 % n}
+        patterns += [shift_pairs(n, 1, n, offset, weight=1.5) for offset in offsets if offset % n]
+        for pattern in patterns:
+            closed = fabric.price(pattern, layout, placement)
+            listed = fabric.price(Pairs(n, pattern.src, pattern.dst, pattern.weight), layout, placement)
+            assert closed.latency_s == pytest.approx(listed.latency_s, rel=1e-12), (n, stride, pattern.structure)
+            assert closed.s_per_unit == pytest.approx(listed.s_per_unit, rel=1e-12), (n, stride, pattern.structure)

@@ -38,11 +38,12 @@ class Best(CollectiveAlgorithm):
         return cls(tuple(sorted(config.exclude)), config.name)
 
     def candidates(self) -> list[CollectiveAlgorithm]:
-        chosen = []
-        for entry in ALGORITHMS:
-            if entry.name in self.exclude:
-                continue
-            algorithm = ALGORITHMS.make(entry.name)
-            if not getattr(algorithm, "is_selector", False):
-                chosen.append(algorithm)
-        return chosen
+        """Every registered algorithm with its default parameters (built once per registry state)."""
+        names = tuple(name for name in ALGORITHMS.names() if name not in self.exclude)
+        if names not in _CANDIDATES:
+            built = [ALGORITHMS.make(name) for name in names]
+            _CANDIDATES[names] = [algorithm for algorithm in built if not getattr(algorithm, "is_selector", False)]
+        return _CANDIDATES[names]
+
+
+_CANDIDATES: dict[tuple[str, ...], list[CollectiveAlgorithm]] = {}

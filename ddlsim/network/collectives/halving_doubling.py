@@ -23,7 +23,7 @@ import numpy as np
 
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
-from ddlsim.network.patterns import Pairs
+from ddlsim.network.patterns import Pairs, xor_pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
 from ddlsim.registry import ALGORITHMS
 from ddlsim.types import CollectiveOp
@@ -75,6 +75,8 @@ def _pairs_step(builder: ScheduleBuilder, src_v: np.ndarray, dst_v: np.ndarray, 
     # Halving and doubling use the same pairs for a bit: build the pattern once per (key, weights).
     memo_key = (key, most if most == least else None)
     pattern = builder.memo.get(memo_key) if memo_key[1] is not None else None
+    if pattern is None and key[0] == "xor" and virtual.r == 0 and most == least:
+        pattern = builder.memo[memo_key] = xor_pairs(builder.n, 1 << key[1], most, key)
     if pattern is None:
         src = virtual.real[src_v] if real else src_v
         dst = virtual.real[dst_v] if real else dst_v
@@ -113,6 +115,9 @@ def _halving(builder: ScheduleBuilder) -> None:
     virtual = builder.virtual
     v = np.arange(virtual.m, dtype=np.int64)
     for b in range(virtual.bits):
+        if virtual.r == 0 and not builder.explicit:  # uniform halves: no per-rank arrays needed
+            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor", b), f"halving bit {b}", True)
+            continue
         partner = v ^ (1 << b)
         pattern = (v & ((1 << b) - 1)) | (partner & (1 << b))
         counts = virtual.masked_count(pattern, b + 1)
@@ -129,6 +134,9 @@ def _doubling(builder: ScheduleBuilder) -> None:
     virtual = builder.virtual
     v = np.arange(virtual.m, dtype=np.int64)
     for b in reversed(range(virtual.bits)):
+        if virtual.r == 0 and not builder.explicit:
+            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor", b), f"doubling bit {b}", False)
+            continue
         mask = (1 << (b + 1)) - 1
         counts = virtual.masked_count(v & mask, b + 1)
         segments = np.arange(virtual.m)

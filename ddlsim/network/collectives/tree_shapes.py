@@ -70,7 +70,12 @@ def heap_tree(n: int, root: int = 0, fanout: int = 2) -> Tree:
     position = (virtual + root) % n
     parent = np.full(n, -1, dtype=np.int64)
     parent[position] = np.where(parent_virtual >= 0, (parent_virtual + root) % n, -1)
-    return Tree(parent, _depths(parent), ("heap", n, root, fanout))
+    starts = [0]  # first virtual rank of each level: 0, 1, 1 + f, 1 + f + f^2, ...
+    while starts[-1] < n:
+        starts.append(starts[-1] * fanout + 1 if fanout > 1 else starts[-1] + 1)
+    depth = np.empty(n, dtype=np.int64)
+    depth[position] = np.searchsorted(np.asarray(starts), virtual, side="right") - 1
+    return Tree(parent, depth, ("heap", n, root, fanout))
 
 
 def _trailing_zeros(values: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ wavelengths, timeslots), and place ranks its own way (`place`).
 from __future__ import annotations
 
 from collections.abc import Hashable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ class Fabric:
 
     def hierarchy(self, layout: GroupLayout, placement: Placement) -> tuple[int, ...]:
         """Dimensions of one group along the fabric's domains (product = group size)."""
-        return group_hierarchy(layout, placement, self.domain_sizes())
+        return _hierarchy(layout, placement, self.domain_sizes())
 
     def supports_multicast(self) -> bool:
         """True if a source can send one copy that the fabric replicates to many receivers."""
@@ -99,6 +100,11 @@ class Fabric:
     def describe(self) -> dict[str, Any]:
         """Result-row fields that identify this fabric."""
         return {"fabric": self.name, "fabric_nodes": self.num_nodes}
+
+
+@lru_cache(maxsize=256)
+def _hierarchy(layout: GroupLayout, placement: Placement, domain_sizes: tuple[int, ...]) -> tuple[int, ...]:
+    return group_hierarchy(layout, placement, domain_sizes)
 
 
 def expand_listed(pattern: Pattern, layout: GroupLayout, placement: Placement

@@ -183,6 +183,9 @@ class FatTree(Fabric):
         """The flow model of `route`, aggregated directly (the generic path handles classes)."""
         if pattern.num_classes or (pattern.multicast and self.supports_multicast()):
             return super().price_listed(pattern, layout, placement)
+        structured = self._price_structured(pattern, layout, placement)
+        if structured is not None:
+            return structured
         src, dst, weight, _ = expand_listed(pattern, layout, placement)
         if src.size == 0:
             return PatternCost.zero()
@@ -207,6 +210,42 @@ class FatTree(Fabric):
                           self._domain_sums(dst, leaving, size, unique).max())
             times.append(busiest * units.BITS_PER_BYTE * ratio / (size * self.nic_bandwidth_bps))
         return PatternCost(float(self.level_latency_s[level.max()]), float(max(times)))
+
+    def _price_structured(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+        """Closed form of a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings).
+
+        With identity placement and a power-of-two group size and stride, position p XOR m is job rank
+        r XOR (m s), and a cyclic shift by d is a cyclic shift by d s inside blocks of B = n s ranks.
+        Every flow of an XOR crosses the same levels; a shift moves min(D, delta, B - delta) members
+        out of every domain of D < B GPUs.
+        """
+        structure = getattr(pattern, "structure", None)
+        n, stride = layout.size, layout.stride
+        if (structure is None or placement.nodes is not None or n & (n - 1) or stride & (stride - 1)
+                or any(size & (size - 1) for size in self.domain_sizes())):
+            return None
+        kind, amount = structure
+        weight = float(pattern.weight[0]) if pattern.weight.size else 0.0
+        unit = weight * units.BITS_PER_BYTE
+        block = n * stride
+        if kind == "xor":
+            delta = amount * stride
+            level = sum(delta >= size for size in self.level_sizes)
+            intra, inter = level == 0, level > 0
+            leaving = [min(size, layout.job_ranks) if delta >= size else 0 for size in self.tier_sizes[:-1]]
+        elif kind == "shift":
+            delta = (amount % n) * stride
+            level = sum(size < block for size in self.level_sizes)
+            near = min(delta, block - delta)
+            intra = self.gpus_per_node >= block or near < self.gpus_per_node
+            inter = self.gpus_per_node < block
+            leaving = [min(size, near) if size < block else 0 for size in self.tier_sizes[:-1]]
+        else:
+            return None
+        times = [unit / self.node_bandwidth_bps if intra else 0.0, unit / self.nic_bandwidth_bps if inter else 0.0]
+        for size, ratio, count in zip(self.tier_sizes[:-1], self.oversubscription, leaving):
+            times.append(count * unit * ratio / (size * self.nic_bandwidth_bps))
+        return PatternCost(float(self.level_latency_s[level]), float(max(times)))
 
     def _domain_sums(self, nodes: np.ndarray, values: np.ndarray, size: int, unique: bool) -> np.ndarray:
         domains = -(-self.num_nodes // size)

@@ -9,10 +9,10 @@ B = w u, without arbitration. Group 0 returns to the sender, so a CU reaches its
 neighbours at b each and its L (r - 1) direct neighbours in all; `cu_bandwidth` is the total over
 the L ports (L B, SiPAC VI-A's per-CU normalisation).
 
-CUs on no common switch talk through intermediate CUs (BCube's server-centric routing: digits are
-corrected from level 0 upward, one hop per differing digit). A hop goes CU -> switch -> CU over
-two links: `link_latency` (1 us) twice. Shared resources are the per-pair channels (cu, level,
-port) of capacity b; flows crossing a channel share it.
+CUs on no common switch talk through intermediate CUs (BCube's server-centric routing: one hop
+per differing digit, corrected in a rotated level order that spreads flows over the ports). A
+hop goes CU -> switch -> CU over two links: `link_latency` (1 us) twice. Shared resources are
+the per-pair channels (cu, level, port) of capacity b; flows crossing a channel share it.
 """
 
 from __future__ import annotations
@@ -43,16 +43,25 @@ def digits(cus: np.ndarray, radix: int, levels: int) -> np.ndarray:
 
 def bcube_hops(src: np.ndarray, dst: np.ndarray, radix: int, levels: int) -> tuple[list[np.ndarray], np.ndarray]:
     """Digit-correcting paths: per level l, the CU each flow leaves from at level l (-1 if the
-    flow does not hop at l), and the number of hops of each flow."""
+    flow does not hop at l), and the number of hops of each flow.
+
+    BCube offers L parallel paths that correct the digits in rotated orders; a flow starts its
+    rotation at level (src + dst) mod L, which spreads a CU's flows over all its ports (a fixed
+    order would send every flow of a root through its level-0 port first)."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
+    start = (src + dst) % levels
     current = src.copy()
-    leaving, hops = [], np.zeros(src.size, dtype=np.int64)
-    for level in range(levels):
+    leaving = [np.full(src.size, -1, dtype=np.int64) for _ in range(levels)]
+    hops = np.zeros(src.size, dtype=np.int64)
+    for offset in range(levels):
+        level = (start + offset) % levels
         weight = radix ** level
         here, there = (current // weight) % radix, (dst // weight) % radix
         moves = here != there
-        leaving.append(np.where(moves, current, -1))
+        for value in range(levels):
+            rows = moves & (level == value)
+            leaving[value][rows] = current[rows]
         current = current + (there - here) * weight
         hops += moves
     return leaving, hops

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ddlsim import units
 from ddlsim.report.columns import disambiguate, series_labels
-from ddlsim.report.style import legend_outside, save_figure, series_styles, time_unit
+from ddlsim.report.style import figure_legend, legend_outside, save_figure, series_styles, time_unit
 
 PARTS = (("latency_s", "latency (H2H)"), ("transfer_s", "transfer (H2T)"), ("compute_s", "reduction compute"))
 
@@ -38,7 +38,8 @@ def best_per_point(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def _panels(count: int) -> tuple[plt.Figure, list[plt.Axes]]:
     columns = min(count, 3)
     rows = math.ceil(count / columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns + 1.5, 3.4 * rows), squeeze=False)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns + 1.5, 3.4 * rows), squeeze=False,
+                                layout="constrained")
     flat = list(axes.flat)
     for axis in flat[count:]:
         axis.set_visible(False)
@@ -63,7 +64,11 @@ def plot_time_vs(frame: pd.DataFrame, x_column: str, directory: Path, stem: str)
         axis.set_xlabel("message size (bytes)" if x_column == "size_bytes" else "number of ranks")
         axis.set_ylabel(f"completion time ({unit})")
         axis.grid(True, which="both", alpha=0.3)
-    legend_outside(axes[-1], "fabric")
+    if x_column == "size_bytes":
+        figure.suptitle("at each fabric's largest number of ranks (best algorithm per point)")
+    else:
+        figure.suptitle(f"{units.format_size_bytes(table['size_bytes'].max())} messages (best algorithm per point)")
+    figure_legend(figure, axes[-1], "fabric")
     return save_figure(figure, directory, stem)
 
 
@@ -123,5 +128,5 @@ def hybrid_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
         axis.set_xlabel("per-CU bandwidth (Gb/s)")
         axis.set_ylabel(f"job completion time ({unit})")
         axis.grid(True, which="both", alpha=0.3)
-    legend_outside(axes[-1], "fabric")
+    figure_legend(figure, axes[-1], "fabric")
     return save_figure(figure, directory, "hybrid_time_vs_bandwidth")

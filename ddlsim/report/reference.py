@@ -98,9 +98,57 @@ def ramp_dlrm(frame: pd.DataFrame) -> list[Comparison]:
     ]
 
 
+ELECTRICAL = ("superpod", "fat_tree", "torus")
+
+
+def _best_collectives(frame: pd.DataFrame) -> pd.DataFrame:
+    from ddlsim.report.plots_collectives import best_per_point
+
+    table = best_per_point(frame, ["op", "num_ranks", "size_bytes"])
+    return table[table["num_ranks"] == table.groupby("series")["num_ranks"].transform("max")]
+
+
+def ramp_collectives(frame: pd.DataFrame) -> list[Comparison]:
+    table = _best_collectives(frame)
+    ramp = table[table["series"].map(lambda s: _is(s, "ramp"))].set_index(["op", "size_bytes"])
+    others = table[~table["series"].map(lambda s: _is(s, "ramp"))]
+    if ramp.empty or others.empty:
+        return []
+    fastest_other = others.groupby(["op", "size_bytes"])["time_s"].min()
+    speedup = (fastest_other / ramp["time_s"]).dropna()
+    at_1gb = speedup.xs(10**9, level="size_bytes") if 10**9 in speedup.index.get_level_values(1) else pd.Series()
+    comparisons = [Comparison("RAMP speed-up at 1 GB, max scale, over the best other system", "7.6-171x",
+                              _span(at_1gb), "RAMP 8.2, Fig. 18")]
+    for op, paper in (("reduce_scatter", "7.6x"), ("all_to_all", "171x")):
+        comparisons.append(Comparison(f"  {op}", paper, _span(at_1gb.get(op, float("nan"))), "RAMP 8.2, Fig. 18"))
+    for op in at_1gb.index:
+        if op not in ("reduce_scatter", "all_to_all"):
+            comparisons.append(Comparison(f"  {op}", "-", _span(at_1gb[op]), "ours only"))
+    electrical = others[others["series"].map(lambda s: _is(s, *ELECTRICAL)) & (others["op"] == "all_reduce")]
+    ratios = electrical.assign(speedup=electrical["time_s"].to_numpy() / electrical["size_bytes"].map(
+        ramp.xs("all_reduce", level="op")["time_s"]).to_numpy()) if "all_reduce" in ramp.index else electrical
+    fig = "RAMP 8.2, Fig. 20"
+    comparisons.append(Comparison("all-reduce: RAMP speed-up over the electrical systems, all sizes",
+                                  "9-3.26e4x (every strategy)", _span(ratios.get("speedup", pd.Series())) +
+                                  " (best strategy)", fig))
+    if ("all_reduce", 10 * 10**9) in ramp.index:
+        ten = ramp.loc[("all_reduce", 10 * 10**9)]
+        best_electrical = ratios[ratios["size_bytes"] == 10 * 10**9]["speedup"].min()
+        comparisons += [
+            Comparison("all-reduce 10 GB: RAMP speed-up over the best electrical system", "7.3x",
+                       _span(best_electrical), fig),
+            Comparison("all-reduce 10 GB on RAMP: transfer (H2T) share", "44%",
+                       _span(ten["transfer_s"] / ten["time_s"], 100, "%"), fig),
+            Comparison("all-reduce 10 GB on RAMP: reduction compute share", "56%",
+                       _span(ten["compute_s"] / ten["time_s"], 100, "%"), fig),
+        ]
+    return comparisons
+
+
 REFERENCES: dict[str, Callable[[pd.DataFrame], list[Comparison]]] = {
     "ramp_megatron": ramp_megatron,
     "ramp_dlrm": ramp_dlrm,
+    "ramp_collectives": ramp_collectives,
 }
 
 

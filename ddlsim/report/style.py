@@ -82,3 +82,10 @@ def legend_outside(axis: plt.Axes, title: str | None = None) -> None:
     if handles:
         axis.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
                     fontsize="small")
+
+
+def figure_legend(figure: plt.Figure, axis: plt.Axes, title: str | None = None) -> None:
+    """One legend for a figure of panels, outside on the right (needs a constrained layout)."""
+    handles, labels = axis.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, title=title, loc="outside right upper", frameon=False, fontsize="small")

@@ -123,6 +123,8 @@ def hybrid_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
             axis.plot(series["cu_bandwidth_bps"] / units.GIGA, series["time_s"] / scale, label=label,
                       **styles[label])
         axis.set_xscale("log", base=2)
+        ticks = sorted(rows["cu_bandwidth_bps"].unique() / units.GIGA)
+        axis.set_xticks(ticks, [f"{tick:g}" for tick in ticks])
         axis.set_yscale("log")
         axis.set_title(f"p = {ranks}")
         axis.set_xlabel("per-CU bandwidth (Gb/s)")

@@ -145,10 +145,63 @@ def ramp_collectives(frame: pd.DataFrame) -> list[Comparison]:
     return comparisons
 
 
+def _hybrid_jct(frame: pd.DataFrame) -> pd.DataFrame:
+    """JCT in seconds indexed by (CUs, per-CU bandwidth), one column per system."""
+    from ddlsim.report.columns import series_labels
+
+    table = frame.assign(series=series_labels(frame))
+    kinds = {label: next((kind for kind in ("sipac", "bcube", "superpod", "torus") if label.startswith(kind)), label)
+             for label in table["series"].unique()}
+    table["system"] = table["series"].map(kinds)
+    return table.pivot_table(index=["num_ranks", "cu_bandwidth_bps"], columns="system", values="time_s")
+
+
+def sipac_hybrid(frame: pd.DataFrame) -> list[Comparison]:
+    """SiPAC VI-B.2 states its Fig. 13 in words; each statement is checked against our numbers."""
+    jct = _hybrid_jct(frame)
+    needed = {"sipac", "bcube", "superpod", "torus"}
+    if not needed <= set(jct.columns):
+        return []
+    fig = "SiPAC VI-B.2, Fig. 13"
+    comparisons = []
+    scales = sorted(jct.index.get_level_values(0).unique())
+    for scale in scales:
+        part = jct.xs(scale, level=0).sort_index()
+        low, high = part.iloc[0], part.iloc[-1]
+        gain = low / high
+        bandwidths = f"{part.index[0] / 1e9:g} -> {part.index[-1] / 1e9:g} Gb/s"
+        if scale == scales[0]:
+            trio = low[["bcube", "superpod", "sipac"]]
+            detail = f"SuperPod {low['superpod'] * 1e3:.3g} ms, SiPAC {low['sipac'] * 1e3:.3g} ms"
+            comparisons.append(Comparison(f"p={scale}, {part.index[0] / 1e9:g} Gb/s: BCube, SuperPod, SiPAC JCT",
+                                          "similar", f"{trio.max() / trio.min():.3g}x apart ({detail})", fig))
+        else:
+            comparisons.append(Comparison(f"p={scale}, {part.index[0] / 1e9:g} Gb/s: SiPAC vs SuperPod",
+                                          "SiPAC worse", f"SiPAC {low['sipac'] / low['superpod']:.3g}x SuperPod's JCT",
+                                          fig))
+            for others, name in ((["superpod"], "SuperPod"), (["bcube", "superpod", "torus"], "every other system")):
+                faster = part[part["sipac"] < part[others].min(axis=1)]
+                comparisons.append(Comparison(f"p={scale}: SiPAC faster than {name} from", "soon (as bandwidth grows)",
+                                              f"{faster.index[0] / 1e9:g} Gb/s" if len(faster) else "never", fig))
+        comparisons += [
+            Comparison(f"p={scale}, {bandwidths}: SiPAC JCT reduction", "keeps decreasing", f"{gain['sipac']:.3g}x",
+                       fig),
+            Comparison(f"p={scale}, {bandwidths}: SuperPod JCT reduction", "little (flat at p=512)",
+                       f"{gain['superpod']:.3g}x", fig),
+            Comparison(f"p={scale}, {bandwidths}: torus / BCube JCT reduction", "better than SuperPod, less than SiPAC",
+                       f"{gain['torus']:.3g}x / {gain['bcube']:.3g}x", fig),
+            Comparison(f"p={scale}, {part.index[-1] / 1e9:g} Gb/s: SiPAC speed-up over SuperPod / torus / BCube", "-",
+                       f"{high['superpod'] / high['sipac']:.3g}x / {high['torus'] / high['sipac']:.3g}x / "
+                       f"{high['bcube'] / high['sipac']:.3g}x", "ours only"),
+        ]
+    return comparisons
+
+
 REFERENCES: dict[str, Callable[[pd.DataFrame], list[Comparison]]] = {
     "ramp_megatron": ramp_megatron,
     "ramp_dlrm": ramp_dlrm,
     "ramp_collectives": ramp_collectives,
+    "sipac_hybrid": sipac_hybrid,
 }
 
 

@@ -4,7 +4,7 @@
     python benchmarks/bench_network.py --ranks 4096 --fabrics superpod --algorithms ring rhd
 
 For each combination it prints the median time of
-  cold: a fresh CollectiveEstimator (nothing cached: the schedule is built and every step priced);
+  cold: a fresh CollectiveEstimator and cleared module caches (the schedule is built, every step priced);
   warm: the same estimator asked again with a different message size (schedule and step prices
         cached; what a training run pays for every further call of the same group);
 and the peak memory one cold estimate allocates (tracemalloc), against the targets of 10 ms and
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ddlsim.catalog import load_all  # noqa: E402
 from ddlsim.errors import InfeasibleError  # noqa: E402
-from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
+from ddlsim.network import CollectiveEstimator, clear_caches, make_fabric  # noqa: E402
 from ddlsim.registry import ALGORITHMS  # noqa: E402
 from ddlsim.types import CollectiveOp  # noqa: E402
 
@@ -49,6 +49,7 @@ def measure(fabric, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> di
     cold, warm = [], []
     try:
         for repeat in range(repeats):
+            clear_caches()
             estimator = CollectiveEstimator(fabric, algorithm)
             start = time.perf_counter()
             result = estimator.estimate(op, size, num_ranks=ranks)
@@ -58,6 +59,7 @@ def measure(fabric, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> di
             warm.append(time.perf_counter() - start)
     except InfeasibleError as error:
         return {"skipped": str(error)}
+    clear_caches()
     tracemalloc.start()
     CollectiveEstimator(fabric, algorithm).estimate(op, size, num_ranks=ranks)
     peak = tracemalloc.get_traced_memory()[1]

@@ -67,6 +67,17 @@ def _estimator(fabric: Fabric, algorithm: str | CollectiveAlgorithm, device: Red
     return CollectiveEstimator(fabric, algorithm, device)
 
 
+def clear_caches() -> None:
+    """Forget every module-level cache (built fabrics and estimators, shift patterns, hierarchies)."""
+    from ddlsim.network import patterns
+    from ddlsim.network.fabrics import base
+
+    _named_fabric.cache_clear()
+    _estimator.cache_clear()
+    patterns._full_shift.cache_clear()
+    base._hierarchy.cache_clear()
+
+
 def estimate_collective(op: CollectiveOp | str, size_bytes: int | str, num_ranks: int | None = None,
                         fabric: str | Fabric = "ideal", algorithm: str | CollectiveAlgorithm = "best", *,
                         layout: GroupLayout | None = None, root: int = 0,

@@ -87,11 +87,13 @@ def group_hierarchy(layout: GroupLayout, placement: Placement, domain_sizes: tup
 
 def _uniform_run(ids: np.ndarray) -> int | None:
     """Length of the runs of equal consecutive ids, if every run has the same length."""
-    changes = np.flatnonzero(np.diff(ids) != 0) + 1
+    steps = np.diff(ids)
+    changes = np.flatnonzero(steps != 0) + 1
     bounds = np.concatenate([[0], changes, [ids.size]])
     lengths = np.diff(bounds)
     if lengths.size == 0 or np.any(lengths != lengths[0]):
         return None
-    if np.unique(ids).size != lengths.size:
+    # Runs must be distinct domains: immediate when ids only grow, else count them.
+    if not np.all(steps >= 0) and np.unique(ids).size != lengths.size:
         return None
     return int(lengths[0])

@@ -181,8 +181,12 @@ class FatTree(Fabric):
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """The flow model of `route`, aggregated directly (the generic path handles classes)."""
-        if pattern.num_classes or (pattern.multicast and self.supports_multicast()):
+        if pattern.multicast and self.supports_multicast():
             return super().price_listed(pattern, layout, placement)
+        if pattern.num_classes:
+            one_to_one = getattr(pattern, "one_to_one", False)
+            by_class = self._price_classes(pattern, layout, placement) if one_to_one else None
+            return by_class if by_class is not None else super().price_listed(pattern, layout, placement)
         structured = self._price_structured(pattern, layout, placement)
         if structured is not None:
             return structured
@@ -210,6 +214,39 @@ class FatTree(Fabric):
                           self._domain_sums(dst, leaving, size, unique).max())
             times.append(busiest * units.BITS_PER_BYTE * ratio / (size * self.nic_bandwidth_bps))
         return PatternCost(float(self.level_latency_s[level.max()]), float(max(times)))
+
+    def _price_classes(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+        """Per-class costs of a one-to-one pattern (each GPU link carries one flow); None when two
+        classes share a domain's uplinks, which the generic path then handles."""
+        src, dst, weight, classes = expand_listed(pattern, layout, placement)
+        count = pattern.num_classes
+        level = self.common_level(src, dst)
+        class_latency = np.zeros(count)
+        np.maximum.at(class_latency, classes, self.level_latency_s[level])
+        flow_time = weight * units.BITS_PER_BYTE / np.where(level == 0, self.node_bandwidth_bps,
+                                                            self.nic_bandwidth_bps)
+        class_time = np.zeros(count)
+        np.maximum.at(class_time, classes, flow_time)
+        overall = float(flow_time.max()) if flow_time.size else 0.0
+        for tier, (size, ratio) in enumerate(zip(self.tier_sizes[:-1], self.oversubscription)):
+            crossing = level > tier + 1
+            if not crossing.any():
+                break
+            crossing_classes, crossing_weight = classes[crossing], weight[crossing]
+            for nodes in (src[crossing], dst[crossing]):
+                domain = nodes // size
+                low = np.full(-(-self.num_nodes // size), count)
+                high = np.full(low.size, -1)
+                np.minimum.at(low, domain, crossing_classes)
+                np.maximum.at(high, domain, crossing_classes)
+                touched = high >= 0
+                if np.any(low[touched] != high[touched]):
+                    return None
+                times = (np.bincount(domain, crossing_weight, minlength=low.size) * units.BITS_PER_BYTE * ratio
+                         / (size * self.nic_bandwidth_bps))
+                overall = max(overall, float(times.max()))
+                np.maximum.at(class_time, high[touched], times[touched])
+        return PatternCost(float(class_latency.max()), overall, class_latency, class_time, True)
 
     def _price_structured(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         """Closed form of a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings).

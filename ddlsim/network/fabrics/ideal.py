@@ -68,9 +68,18 @@ class IdealSwitch(Fabric):
         return Routes(latency, (src_nodes, self.num_nodes + dst_nodes), egress=(0,))
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
-        if pattern.num_classes or (pattern.multicast and self.multicast):
+        if pattern.multicast and self.multicast:
             return super().price_listed(pattern, layout, placement)
-        src, dst, weight, _ = expand_listed(pattern, layout, placement)
+        if pattern.num_classes and not getattr(pattern, "one_to_one", False):
+            return super().price_listed(pattern, layout, placement)
+        src, dst, weight, classes = expand_listed(pattern, layout, placement)
+        if pattern.num_classes:  # one transfer per port: each class costs its largest transfer
+            class_time = np.zeros(pattern.num_classes)
+            np.maximum.at(class_time, classes, weight * units.BITS_PER_BYTE / self.bandwidth_bps)
+            present = np.zeros(pattern.num_classes, dtype=bool)
+            present[classes] = True
+            return PatternCost(self.latency_s if src.size else 0.0, float(class_time.max(initial=0.0)),
+                               np.where(present, self.latency_s, 0.0), class_time, True)
         if src.size == 0:
             return PatternCost.zero()
         if getattr(pattern, "one_to_one", False):

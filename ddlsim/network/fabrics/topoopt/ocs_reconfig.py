@@ -37,20 +37,58 @@ def allocate_circuits(demand: np.ndarray, degree: int, *, discount: bool = True)
     links = np.zeros((n, n), dtype=np.int64)
     free_tx = np.full(n, degree)
     free_rx = np.full(n, degree)
-    rows, cols = np.nonzero(remaining > 0)
-    # A heap keyed (-demand, src, dst) pops the highest demand, ties to the lowest pair, exactly
-    # like a first-occurrence argmax over the matrix, in O(log n) per allocated interface.
-    heap = list(zip((-remaining[rows, cols]).tolist(), rows.tolist(), cols.tolist()))
+    # The order is that of one heap of every pair keyed (-demand, src, dst): the highest demand
+    # first, ties to the lowest pair. Only each row's best remaining pair sits in the heap (the
+    # next one of a row cannot come earlier), plus the discounted pairs put back after use.
+    order = np.argsort(-remaining, axis=1, kind="stable")
+    count = (remaining > 0).sum(axis=1)
+    pointer = np.zeros(n, dtype=np.int64)
+    heap: list[tuple[float, int, int]] = []
+
+    def push_next(src: int) -> None:
+        start, end = int(pointer[src]), int(count[src])
+        row = order[src]
+        for position in range(start, min(start + 8, end)):     # usually found at once
+            dst = int(row[position])
+            if free_rx[dst] > 0:
+                pointer[src] = position + 1
+                heapq.heappush(heap, (-float(remaining[src, dst]), src, dst))
+                return
+        start = min(start + 8, end)
+        usable = np.flatnonzero(free_rx[row[start:end]] > 0)
+        if usable.size:
+            dst = int(row[start + usable[0]])
+            pointer[src] = start + usable[0] + 1
+            heapq.heappush(heap, (-float(remaining[src, dst]), src, dst))
+        else:
+            pointer[src] = end
+
+    # Every interface is free at the start: each row's head is its first pair.
+    rows = np.flatnonzero(count > 0)
+    heads = order[rows, 0]
+    pointer[rows] = 1
+    heap.extend(zip((-remaining[rows, heads]).tolist(), rows.tolist(), heads.tolist()))
     heapq.heapify(heap)
     while heap:
         negative, src, dst = heapq.heappop(heap)
-        if free_tx[src] == 0 or free_rx[dst] == 0:
+        head = negative == -float(remaining[src, dst])   # a row's own pair, not a discounted one
+        if free_tx[src] == 0:
             continue
-        links[src, dst] += 1
-        free_tx[src] -= 1
-        free_rx[dst] -= 1
-        if free_tx[src] and free_rx[dst]:
-            heapq.heappush(heap, (negative * 0.5 if discount else negative, src, dst))
+        if free_rx[dst] == 0:
+            if head:
+                push_next(src)
+            continue
+        # Without the discount the pair stays on top: give it every interface it can take.
+        take = 1 if discount else int(min(free_tx[src], free_rx[dst]))
+        links[src, dst] += take
+        free_tx[src] -= take
+        free_rx[dst] -= take
+        if free_tx[src] == 0:
+            continue
+        if discount and free_rx[dst]:
+            heapq.heappush(heap, (negative * 0.5, src, dst))
+        if head:
+            push_next(src)
     return links
 
 

@@ -291,20 +291,34 @@ class DirectTopology:
         n = self.num_nodes
         if (self.reachable_distance[src, targets[column]] < 0).any():
             _ = self.distance  # raises, naming an unreachable pair
-        pending = np.zeros((n, targets.size))
-        np.add.at(pending, (src, column), size)
+        width = targets.size
+        pending = np.bincount(src * width + column, weights=size, minlength=n * width).reshape(n, width)
         to_target = self.reachable_distance[:, targets]                      # [node, target]
         downhill = to_target[self.link_dst] == to_target[self.link_src] - 1  # [link, target]
-        next_hops = np.zeros((n, targets.size))
-        np.add.at(next_hops, self.link_src, downhill.astype(float))
+        next_hops = self._sum_by(self.link_src, downhill.astype(float))
         loads = np.zeros(self.num_links)
         for level in range(int(to_target.max()), 0, -1):
             use = downhill & (to_target[self.link_src] == level)
             share = np.where(use, pending[self.link_src] / np.maximum(next_hops[self.link_src], 1.0), 0.0)
             loads += share.sum(axis=1)
             pending[to_target == level] = 0.0
-            np.add.at(pending, self.link_dst, share)
+            pending += self._sum_by(self.link_dst, share)
         return loads
+
+    def _sum_by(self, endpoint: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Rows of `values` (one per link) summed per node `endpoint[link]` (link_src or link_dst)."""
+        key = "src" if endpoint is self.link_src else "dst"
+        grouping = self._cache.get(key)
+        if grouping is None:
+            order = np.argsort(endpoint, kind="stable")
+            ordered = endpoint[order]
+            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if order.size else order
+            grouping = self._cache.setdefault(key, (order, starts, ordered[starts]))
+        order, starts, nodes = grouping
+        total = np.zeros((self.num_nodes, values.shape[1]))
+        if order.size:
+            total[nodes] = np.add.reduceat(values[order], starts, axis=0)
+        return total
 
     def bandwidth_tax(self, src: np.ndarray, dst: np.ndarray, size_bytes: np.ndarray) -> float:
         """Traffic on all links over the logical demand (TopoOpt section 5.4); 1 without relays."""

@@ -223,12 +223,12 @@ class _Run:
         """Circuits rebuilt for every demand change: rounds of Algorithm 5, each drained in turn.
 
         The rounds depend only on the demand's shape, and their drain times scale with its size
-        and with 1 / bandwidth, so they are computed once per shape (`_rounds`) and reused.
+        and with 1 / bandwidth, so they are computed once per shape (`on_demand_rounds`) and reused.
         """
         scale = float(demand.max())
         if scale == 0:
             return
-        first, units, later, last = _rounds(self.policy, demand / scale)
+        first, units, later, last = on_demand_rounds(self.policy, demand / scale)
         if not np.array_equal(first, self.circuits.links):
             later += 1
         self.t = max(self.t, self.pause_until) + later * self.policy.reconfiguration_s
@@ -242,7 +242,7 @@ class _Run:
 _ROUNDS: dict[tuple, tuple[np.ndarray, float, int, np.ndarray]] = {}
 
 
-def _rounds(policy: ReconfigPolicy, shape: np.ndarray) -> tuple[np.ndarray, float, int, np.ndarray]:
+def on_demand_rounds(policy: ReconfigPolicy, shape: np.ndarray) -> tuple[np.ndarray, float, int, np.ndarray]:
     """(first circuits, drain seconds at 1 bit/s, reconfigurations after the first, last circuits)
     of an on-demand phase whose demand, normalised to a maximum of 1, is `shape`."""
     digest = hashlib.blake2b(np.ascontiguousarray(shape).tobytes(), digest_size=16).hexdigest()

@@ -2,15 +2,16 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.network import CollectiveEstimator
 from ddlsim.network.api import estimate_collective, make_fabric
 from ddlsim.network.fabrics.opsquare.fabric import OpsquareFabric
 from ddlsim.network.patterns import Mesh, Pairs, shift_pairs
 from ddlsim.network.placement import Placement
-from ddlsim.types import GroupLayout
+from ddlsim.types import CollectiveOp, GroupLayout
 
 CHANNEL_S_PER_BYTE = 8 / 3.6e12
 HOP_S = 30e-9 + 10e-9  # optical preamble + label processing (no fibre by default)
@@ -120,3 +121,25 @@ def test_closed_form_mesh_at_1024_nodes_matches_listing(fabric):
         closed = fabric.price_mesh(mesh, layout, Placement(1024))
         listed = fabric.price_listed(mesh, layout, Placement(1024))
         assert closed.s_per_unit == pytest.approx(listed.s_per_unit) and closed.latency_s == listed.latency_s
+
+
+OPSQUARE_256 = make_fabric("opsquare", num_pods=16, pod_size=16, num_groups=4)
+ESTIMATOR = CollectiveEstimator(OPSQUARE_256, "best")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(op=st.sampled_from(list(CollectiveOp)), size=st.integers(0, 10**10), ranks=st.integers(1, 300))
+def test_any_call_prices_to_a_finite_time_and_more_bytes_never_help(op, size, ranks):
+    if op is CollectiveOp.SEND_RECV:
+        ranks = 2
+    if op is CollectiveOp.BARRIER:
+        size = 0
+    if ranks > 256:
+        with pytest.raises(InfeasibleError, match="do not fit"):
+            ESTIMATOR.estimate(op, size, num_ranks=ranks)
+        return
+    result = ESTIMATOR.estimate(op, size, num_ranks=ranks)
+    assert all(np.isfinite(part) and part >= 0 for part in (result.time_s, result.latency_s, result.transfer_s))
+    assert (result.time_s > 0) == (ranks >= 2)
+    if op is not CollectiveOp.BARRIER:
+        assert ESTIMATOR.estimate(op, 2 * size + 1, num_ranks=ranks).time_s >= result.time_s * (1 - 1e-12)

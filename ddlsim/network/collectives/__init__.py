@@ -2,12 +2,16 @@
 
 from ddlsim.network.collectives import (  # noqa: F401
     best,
+    binomial_tree,
     bruck,
     direct,
     halving_doubling,
     pipelined_tree,
+    recursive_doubling,
     ring,
     trees,
+    wrht,
+    wrht_hring,
 )
 from ddlsim.network.collectives import sipco as _sipco  # noqa: F401
 from ddlsim.network.collectives import topoopt_ring as _topoopt_ring  # noqa: F401

@@ -125,28 +125,34 @@ class HRing(CollectiveAlgorithm):
         return builder
 
     def _intra(self, builder: ScheduleBuilder, runs: Runs, gather: bool) -> None:
-        """Ring reduce-scatter (or all-gather) inside every run, in lockstep across runs."""
+        """Ring reduce-scatter (or all-gather) inside every run, in lockstep across runs.
+
+        Member i of a run of s sends, at step t, the block of shards j with j % s == (i - t - 1)
+        mod s (reduce-scatter; i - t for the all-gather). In full runs a block is one shard, so
+        the steps repeat one pattern; a shorter last run sends blocks of unequal sizes and
+        stops early, so then every step is listed with its own weights (same circuits).
+        """
         sizes = runs.size(np.arange(runs.count))
-        shortest = int(sizes.min())
-        phases = [(0, shortest - 1, sizes >= 2), (shortest - 1, runs.m - 1, sizes == runs.m)]
-        for first, last, active in phases:
-            if last <= first or not active.any():
+        kind = "all-gather" if gather else "reduce-scatter"
+        fraction = builder.payload / runs.m
+        circuit = ("hring-intra", runs.n, runs.m)
+        uneven = bool(np.any((sizes > 1) & (sizes < runs.m)))
+        spans = [range(t, t + 1) for t in range(runs.m - 1)] if uneven else [range(runs.m - 1)]
+        for times in spans:
+            members = np.flatnonzero(runs.size(np.arange(runs.n) // runs.m) - 1 > times.start)
+            if members.size == 0 or len(times) == 0:
                 continue
-            members = np.concatenate([np.arange(r * runs.m, r * runs.m + s) for r, s in zip(np.flatnonzero(active),
-                                                                                            sizes[active])])
-            run = members // runs.m
-            size = runs.size(run)
-            successor = run * runs.m + (members % runs.m + 1) % size
-            heaviest = -(-runs.m // size)  # the largest block of shards a member of a run of s sends
-            fraction = builder.payload / runs.m
-            reductions = () if gather else (Reduction(2, fraction * int(heaviest.max())),)
-            kind = "all-gather" if gather else "reduce-scatter"
-            pattern = Pairs(runs.n, members, successor, heaviest.astype(np.float64),
-                            key=("hring-intra", runs.n, runs.m, first, last))
-            step = CompactStep(pattern, fraction, last - first, reductions=reductions,
-                               label=f"intra-run {kind} {first}-{last - 1}")
-            builder.add(step, lambda step=step, members=members, successor=successor, first=first, last=last:
-                        self._intra_rows(builder, runs, step, members, successor, range(first, last), gather))
+            size = runs.size(members // runs.m)
+            successor = (members // runs.m) * runs.m + (members % runs.m + 1) % size
+            block = (members % runs.m - times.start - (0 if gather else 1)) % size
+            weight = (runs.m - 1 - block) // size + 1  # shards j < m with j % s == block
+            reductions = () if gather else (Reduction(2, fraction * int(weight.max())),)
+            pattern = Pairs(runs.n, members, successor, weight.astype(np.float64),
+                            key=("hring-intra", runs.n, runs.m, kind, times.start, len(times)))
+            step = CompactStep(pattern, fraction, len(times), reductions=reductions, circuit=circuit,
+                               label=f"intra-run {kind} {times.start}-{times.stop - 1}")
+            builder.add(step, lambda step=step, members=members, successor=successor, times=times:
+                        self._intra_rows(builder, runs, step, members, successor, times, gather))
 
     def _intra_rows(self, builder: ScheduleBuilder, runs: Runs, step: CompactStep, members: np.ndarray,
                     successor: np.ndarray, times: range, gather: bool) -> Iterator[ExplicitStep]:
@@ -155,7 +161,7 @@ class HRing(CollectiveAlgorithm):
         shard = np.arange(runs.m)
         pieces = np.arange(runs.count)
         for t in times:
-            block = (local - t - (0 if gather else 1)) % size  # the block of shards each member sends
+            block = (local - t - (0 if gather else 1)) % size
             src, dst, slots = [], [], []
             for member, target, which, s in zip(members, successor, block, size):
                 chunks = (shard[shard % s == which][:, None] * runs.count + pieces[None, :]).ravel()

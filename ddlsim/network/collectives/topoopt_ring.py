@@ -97,7 +97,7 @@ class TopoOptRing(CollectiveAlgorithm):
         chunk = builder.payload / (n * parts)
         position = np.arange(n, dtype=np.int64)
         local, server = position % g, position // g
-        orders = ring_orders(servers, rules) if rules else np.zeros((0, servers), dtype=np.int64)
+        orders = ring_orders(servers, rules) if rules and explicit else np.zeros((0, servers), dtype=np.int64)
         ring_pattern = Pairs(n, np.tile(position, len(rules)),
                              (local + g * ((server[None, :] + np.array(rules)[:, None]) % servers)).ravel()
                              if rules else np.zeros(0, dtype=np.int64),

@@ -120,3 +120,23 @@ def test_huge_single_ring_routes_without_tables():
     assert ring.hops(np.array([0, 5]), np.array([65535, 4])).tolist() == [65535, 65535]
     loads = ring.link_loads(np.arange(65536), (np.arange(65536) + 2) % 65536, 1.0)
     assert loads.min() == loads.max() == 2.0
+
+
+def test_shift_closed_form_matches_routed_loads():
+    rng = np.random.default_rng(5)
+    for n, rules in ((12, [1, 5]), (30, [1, 7, 11]), (64, [1, 3, 11, 37]), (17, [3])):
+        topology = DirectTopology.circulant(n, rules)
+        nodes = np.arange(n)
+        offsets = rng.choice(np.arange(1, n), size=3, replace=False)
+        src = np.concatenate([nodes] * 3)
+        dst = np.concatenate([(nodes + o) % n for o in offsets])
+        size = np.repeat(rng.random(3) * 10, n)
+        per_ring, longest = topology.shift_loads(src, dst, size)
+        loads = topology.link_loads(src, dst, size).reshape(len(rules), n)
+        assert np.allclose(loads, per_ring[:, None])            # every link of a ring alike
+        assert longest == topology.hops(src, dst).max()
+        # Not whole shifts: one server missing, or unequal bytes within an offset.
+        assert topology.shift_loads(src[1:], dst[1:], size[1:]) is None
+        uneven = size.copy()
+        uneven[0] += 1
+        assert topology.shift_loads(src, dst, uneven) is None

@@ -174,6 +174,12 @@ class DirectConnectFabric(Fabric):
         classes = None if listed.classes is None else np.tile(listed.classes, layout.num_groups)
         if not src.size:
             return PatternCost.zero(pattern.num_classes)
+        if classes is None and self.gpus_per_server == 1:
+            shift = topology.shift_loads(src, dst, weights)
+            if shift is not None:          # ring-type steps at scale: no per-flow routing at all
+                per_ring, longest = shift
+                return PatternCost(float(self._latency(np.array([longest]))[0]),
+                                   float(per_ring.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
         routes = self._routes(topology, num_gpus, src, dst, weights)
         return price_flows(routes, self._capacity(topology, num_gpus), weights, classes=classes,
                            num_classes=pattern.num_classes, sources=src)

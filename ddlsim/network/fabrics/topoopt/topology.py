@@ -37,7 +37,10 @@ LINK_KINDS = ("allreduce", "mp", "expander", "circuit")
 
 def ring_links(layout: GroupLayout, rule: int) -> tuple[np.ndarray, np.ndarray]:
     """Directed links of ring +rule inside every group of `layout` (member i -> member i + rule)."""
-    ranks = np.array(list(layout.groups()), dtype=np.int64)
+    groups = np.arange(layout.num_groups, dtype=np.int64)
+    span = layout.size * layout.stride
+    bases = (groups // layout.stride) * span + groups % layout.stride
+    ranks = bases[:, None] + np.arange(layout.size, dtype=np.int64)[None, :] * layout.stride
     src = ranks.ravel()
     dst = np.roll(ranks, -rule, axis=1).ravel()
     return src, dst
@@ -187,6 +190,34 @@ class DirectTopology:
         if self.circulant_rules is not None:
             return self._coin_loads(src, dst, size)
         return self._ecmp_loads(src, dst, size)
+
+    def shift_loads(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """Per-ring load of every link and the longest route, in closed form, when the transfers
+        are whole shifts of a ring union: for each offset present, every server sends the same
+        bytes over that offset. By symmetry every link of ring k then carries, for each offset o,
+        (times coin k is used to reach o) x bytes. None when the transfers are not of that form."""
+        n = self.num_nodes
+        if self.circulant_rules is None or src.size % n or not src.size:
+            return None
+        offsets = (dst - src) % n
+        present = np.flatnonzero(np.bincount(offsets, minlength=n))
+        if present.size * n != src.size or present.size > 64 or (present == 0).any():
+            return None
+        per_ring = np.zeros(len(self.circulant_rules))
+        index = {coin: k for k, coin in enumerate(self.circulant_rules)}
+        longest = 0
+        for offset in present.tolist():
+            mask = offsets == offset
+            if np.bincount(src[mask], minlength=n).min() != 1:
+                return None
+            weight = size[mask]
+            if weight.max() != weight.min():
+                return None
+            coins = self.coin_routes.coins_for(offset)
+            for coin in coins:
+                per_ring[index[coin]] += weight[0]
+            longest = max(longest, len(coins))
+        return per_ring, longest
 
     def path_links(self, src: np.ndarray, dst: np.ndarray, max_hops: int = 4) -> np.ndarray | None:
         """links[h, f]: the link flow f crosses at hop h (-1 past its last hop), on a ring union.

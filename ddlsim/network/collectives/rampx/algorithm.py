@@ -113,7 +113,10 @@ class RampXBase(CollectiveAlgorithm):
         return self._build(request, explicit=True).explicit_schedule()
 
     def verification_fabric(self, group_size: int) -> Fabric:
-        """A RAMP just big enough for `group_size` ranks in every shape RAMP-x may pick."""
+        """The 54-node RAMP of Fig. 8 for 54 ranks (x = J = 3, Lambda = 6: all four steps), else the
+        maximum RAMP, on which the placement picks the shape with the fewest steps."""
+        if group_size == 54:
+            return RampFabric.from_config(RampConfig(x=3, racks=3, wavelengths=6))
         return RampFabric.from_config(RampConfig())
 
     def verification_sizes(self) -> tuple[int, ...]:

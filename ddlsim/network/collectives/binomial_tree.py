@@ -71,7 +71,7 @@ class BinomialTree(CollectiveAlgorithm):
         child, parent = (child + root) % n, (parent + root) % n
         src, dst = (child, parent) if reduce else (parent, child)
         kind = "reduce" if reduce else "broadcast"
-        pattern = Pairs(n, src, dst, key=("binomial", kind, n, root, level))
+        pattern = Pairs(n, src, dst, key=("binomial", kind, n, root, level), one_to_one=True, validate=False)
         reductions = (Reduction(2, builder.payload),) if reduce else ()
         step = CompactStep(pattern, builder.payload, reductions=reductions, label=f"{kind} level {level}")
         zeros = np.zeros(src.size, dtype=np.int64)

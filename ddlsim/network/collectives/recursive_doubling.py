@@ -18,7 +18,7 @@ import numpy as np
 
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
-from ddlsim.network.patterns import Pairs
+from ddlsim.network.patterns import Pairs, xor_pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
 from ddlsim.registry import ALGORITHMS
 from ddlsim.types import CollectiveOp
@@ -62,21 +62,27 @@ class RecursiveDoubling(CollectiveAlgorithm):
             self._step(builder, evens, evens + 1, True, f"fold {r} ranks", ("rd-fold", n))
         virtual = np.arange(p, dtype=np.int64)
         for k in range((p - 1).bit_length()):
+            label = f"exchange distance {1 << k}"
+            if r == 0:  # a power of two: every position swaps with p XOR 2^k (fabrics' closed form)
+                self._add(builder, xor_pairs(n, 1 << k), True, label)
+                continue
             partner = virtual ^ (1 << k)
-            self._step(builder, physical(virtual, r), physical(partner, r), True, f"exchange distance {1 << k}",
-                       ("rd-exchange", n, k))
+            self._step(builder, physical(virtual, r), physical(partner, r), True, label, ("rd-exchange", n, k))
         if r:
             self._step(builder, evens + 1, evens, False, f"unfold {r} ranks", ("rd-unfold", n))
         return builder
 
-    @staticmethod
-    def _step(builder: ScheduleBuilder, src: np.ndarray, dst: np.ndarray, reduce: bool, label: str,
+    @classmethod
+    def _step(cls, builder: ScheduleBuilder, src: np.ndarray, dst: np.ndarray, reduce: bool, label: str,
               key: tuple) -> None:
-        pattern = Pairs(builder.n, src, dst, key=key)
+        cls._add(builder, Pairs(builder.n, src, dst, key=key, one_to_one=True, validate=False), reduce, label)
+
+    @staticmethod
+    def _add(builder: ScheduleBuilder, pattern: Pairs, reduce: bool, label: str) -> None:
         reductions = (Reduction(2, builder.payload),) if reduce else ()
         step = CompactStep(pattern, builder.payload, reductions=reductions, label=label)
-        zeros = np.zeros(src.size, dtype=np.int64)
-        builder.add(step, lambda: [builder.rows(src, dst, zeros, zeros, reduce, step)])
+        zeros = np.zeros(pattern.src.size, dtype=np.int64)
+        builder.add(step, lambda: [builder.rows(pattern.src, pattern.dst, zeros, zeros, reduce, step)])
 
     def build_compact(self, request: ScheduleRequest) -> Schedule:
         return self._build(request, explicit=False).schedule()

@@ -78,7 +78,7 @@ PAPER_PATH_LENGTH = {4: 5.7, 8: 3.0}
 
 
 def components(model: str):
-    return ddlsim.build_components(["model=topoopt", f"model.model={model}"])
+    return ddlsim.build_components(["experiment=single", "model=topoopt", f"model.model={model}"])
 
 
 def paper_timer(fabric, ring_algorithm: str, reduction):

@@ -7,12 +7,14 @@ import pytest
 import ddlsim
 from ddlsim.errors import ConfigError, InfeasibleError
 
+# One run of task=collective, whatever the default experiment of the day is.
+SINGLE = ["experiment=single", "task=collective"]
 COLUMNS = ["op", "fabric", "algorithm", "num_ranks", "num_groups", "size_bytes", "time_s", "latency_s", "transfer_s",
            "compute_s", "num_steps", "algbw_bps", "busbw_bps"]
 
 
 def test_rows_cover_the_grid_with_unit_columns():
-    result = ddlsim.run(["fabric=superpod", "task.ops=[all_reduce,all_gather,barrier]", "task.sizes=[1MB,1GB]",
+    result = ddlsim.run([*SINGLE, "fabric=superpod", "task.ops=[all_reduce,all_gather,barrier]", "task.sizes=[1MB,1GB]",
                          "task.num_ranks=[8,64]", "task.algorithms=[ring,rhd]"])
     assert list(result.rows[0]) == COLUMNS
     # 2 algorithms x 2 rank counts x (2 sizes for all_reduce and all_gather + 1 barrier) = 20 rows
@@ -30,21 +32,23 @@ def test_rows_cover_the_grid_with_unit_columns():
 
 
 def test_unsupported_points_are_skipped_and_listed():
-    result = ddlsim.run(["task.ops=[all_reduce,all_to_all]", "task.sizes=[1MB]", "task.num_ranks=[16]",
-                         "task.algorithms=[bruck]"])
+    result = ddlsim.run([*SINGLE, "fabric=ideal", "task.ops=[all_reduce,all_to_all]", "task.sizes=[1MB]",
+                         "task.num_ranks=[16]", "task.algorithms=[bruck]"])
     assert [row["op"] for row in result.rows] == ["all_to_all"]
     assert "skipped 1 point" in result.summary and "bruck cannot run all_reduce" in result.summary
 
 
-def test_best_is_the_default_and_strided_layouts_work():
-    result = ddlsim.run(["fabric=superpod", "task.sizes=[64MB]", "task.num_ranks=[8]", "task.stride=8"])
+def test_best_and_strided_layouts_work():
+    result = ddlsim.run([*SINGLE, "fabric=superpod", "collective=best", "task.sizes=[64MB]", "task.num_ranks=[8]",
+                         "task.stride=8"])
     (row,) = result.rows
     assert row["algorithm"] != "best" and row["num_groups"] == 8
 
 
 def test_a_sweep_that_prices_nothing_is_an_error():
     with pytest.raises(InfeasibleError, match="no point"):
-        ddlsim.run(["task.ops=[all_reduce]", "task.sizes=[1MB]", "task.num_ranks=[16]", "task.algorithms=[bruck]"])
+        ddlsim.run([*SINGLE, "fabric=ideal", "task.ops=[all_reduce]", "task.sizes=[1MB]", "task.num_ranks=[16]",
+                    "task.algorithms=[bruck]"])
 
 
 @pytest.mark.parametrize(("override", "key"), [
@@ -55,4 +59,4 @@ def test_a_sweep_that_prices_nothing_is_an_error():
 ])
 def test_bad_task_settings_name_the_key(override, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        ddlsim.build_components([override])
+        ddlsim.build_components([*SINGLE, override])

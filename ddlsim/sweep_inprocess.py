@@ -59,9 +59,14 @@ def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
+def _is_group(key: str) -> bool:
+    """A config group (``fabric``, ``ramp_table10``, ``hydra/launcher``), not a value key."""
+    return key in _GROUP_KEYS or key.startswith("hydra") or (config_dir() / key).is_dir()
+
+
 def _is_plain_value(override: Any) -> bool:
-    return (override.key_or_group not in _GROUP_KEYS and not override.key_or_group.startswith("hydra")
-            and override.package is None and not override.is_add() and not override.is_delete())
+    return (not _is_group(override.key_or_group) and override.package is None and not override.is_add()
+            and not override.is_delete())
 
 
 def _job_config(point: Sequence[str], cache: dict[tuple[str, ...], DictConfig]) -> DictConfig:

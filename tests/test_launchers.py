@@ -40,7 +40,7 @@ def test_ray_launcher_config_composes():
 def test_joblib_runs_a_sweep_in_parallel_worker_processes(tmp_path):
     sweep_dir = tmp_path / "sweep"
     command = [sys.executable, "-m", "ddlsim.cli", "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
-               "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
+               "experiment=single", "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert "Joblib.Parallel(n_jobs=2" in result.stderr + result.stdout
@@ -53,8 +53,8 @@ def test_submitit_local_executor_runs_the_sweep(tmp_path):
     # The SLURM code path with submitit's local executor: jobs are pickled, run in fresh
     # processes, and write their rows into the sweep directory.
     sweep_dir = tmp_path / "sweep"
-    command = [sys.executable, "-m", "ddlsim.cli", "-m", "hydra/launcher=submitit_local", "task=collective",
-               "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
+    command = [sys.executable, "-m", "ddlsim.cli", "-m", "hydra/launcher=submitit_local", "experiment=single",
+               "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     assert pd.read_csv(sweep_dir / "results.csv")["job"].nunique() == 2

@@ -13,7 +13,7 @@ from ddlsim.sweep import DONE_NAME, count_finished, job_finished, mark_job_finis
 SEEDS = list(range(6))
 # `seed` is a root key every task accepts; each value is one job with identical rows, so the
 # overrides column is what tells the rows apart.
-SWEEP = ["-m", "task=collective", f"seed={','.join(map(str, SEEDS))}"]
+SWEEP = ["-m", "experiment=single", "task=collective", f"seed={','.join(map(str, SEEDS))}"]
 
 
 def ddlsim(*args, sweep_dir, **kwargs):

@@ -1,0 +1,64 @@
+"""Wall time of the full ramp_megatron sweep (RAMP Fig. 16: ten target losses x five fabrics).
+
+    python benchmarks/bench_ramp_megatron.py [--repeats 5] [--cli]
+
+Compute comes from the shipped profiles and the roofline (nothing is profiled); every job
+builds its workload, prices every collective on its fabric and places the iteration. The
+sweep runs in this process as `ddlsim.sweep_inprocess.run_sweep` does (each fabric's config
+composed once). Prints the median over `--repeats` runs after one warm-up run, and the first
+run's time, which includes importing torch and the rooms. `--cli` also times
+`ddlsim experiment=ramp_megatron` once as a subprocess (basic launcher, report included).
+Target: under 10 s on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OVERRIDES = ["experiment=ramp_megatron"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cli", action="store_true", help="also time the ddlsim command once")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    from ddlsim.sweep_inprocess import run_sweep
+
+    frame = run_sweep(OVERRIDES)
+    first_s = time.perf_counter() - started
+    times = []
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        again = run_sweep(OVERRIDES)
+        times.append(time.perf_counter() - started)
+        assert again.equals(frame), "the sweep is not deterministic"
+    ok = int((frame["status"] == "ok").sum())
+    print(f"ramp_megatron sweep: {frame['job'].nunique()} jobs ({ok} feasible), "
+          f"{frame['fabric'].nunique()} fabrics x {frame['model_target_loss'].nunique()} target losses")
+    print(f"first run (with imports): {first_s:.2f} s")
+    print(f"median of {args.repeats} runs: {statistics.median(times):.2f} s "
+          f"(min {min(times):.2f} s, max {max(times):.2f} s)")
+    if args.cli:
+        with tempfile.TemporaryDirectory() as scratch:
+            command = [sys.executable, "-m", "ddlsim.cli", *OVERRIDES, f"hydra.sweep.dir={Path(scratch) / 'sweep'}"]
+            started = time.perf_counter()
+            result = subprocess.run(command, capture_output=True, text=True)
+            cli_s = time.perf_counter() - started
+        if result.returncode != 0:
+            print(result.stderr, file=sys.stderr)
+            return 1
+        print(f"ddlsim {' '.join(OVERRIDES)} (subprocess, report and plots included): {cli_s:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

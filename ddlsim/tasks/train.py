@@ -13,13 +13,14 @@ row whose ``status`` says why, so that a sweep goes on and reports it; set
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from omegaconf import OmegaConf
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import TASKS
+from ddlsim.registry import ALGORITHMS, FABRICS, TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.training.run import train_on_fabric
 from ddlsim.training.settings import training_settings
@@ -29,10 +30,22 @@ ON_INFEASIBLE = ("row", "error")
 
 @dataclass
 class TrainTaskConfig:
-    """`on_infeasible`: ``row`` records an impossible point as a row with its reason; ``error`` stops."""
+    """`on_infeasible`: ``row`` records an impossible point as a row with its reason; ``error`` stops.
+
+    `collectives` maps a fabric kind (its registered name, e.g. ``ramp``) to the collective
+    algorithm config to use on that fabric instead of the `collective` group's, so that a sweep
+    over fabrics can give each system its own strategy (``{ramp: {name: best, exclude: [direct]}}``).
+    """
 
     name: str = "train"
     on_infeasible: str = "row"
+    collectives: dict[str, Any] = field(default_factory=dict)
+
+
+def algorithm_label(config: Any) -> str:
+    """``best``, or ``best(exclude=direct)`` when the selector leaves algorithms out."""
+    exclude = list(config.get("exclude") or []) if hasattr(config, "get") else []
+    return f"{config['name']}(exclude={','.join(exclude)})" if exclude else str(config["name"])
 
 
 def hydra_choice(group: str) -> str | None:
@@ -49,7 +62,7 @@ def run_labels(components: Components) -> Row:
     config = components.config
     row: Row = {
         "fabric": hydra_choice("fabric") or components.fabric.name,
-        "algorithm": str(config.collective.name),
+        "algorithm": algorithm_label(config.collective),
         "model": hydra_choice("model") or str(config.model.name),
     }
     model = OmegaConf.to_container(config.model, resolve=True)
@@ -94,20 +107,39 @@ class TrainTask:
     """Training time of the model on the fabric: iteration, time to accuracy, communication share."""
 
     on_infeasible: str = "row"
+    collectives: tuple[tuple[str, Any, str], ...] = ()  # (fabric kind, algorithm, label)
     name: str = "train"
 
     @classmethod
     def from_config(cls, config: TrainTaskConfig) -> TrainTask:
         if config.on_infeasible not in ON_INFEASIBLE:
             raise ConfigError("on_infeasible", config.on_infeasible, f"must be one of {', '.join(ON_INFEASIBLE)}")
-        return cls(on_infeasible=config.on_infeasible)
+        collectives = []
+        for kind, node in sorted(dict(config.collectives).items()):
+            if kind not in FABRICS:
+                raise ConfigError(f"collectives.{kind}", kind,
+                                  f"unknown fabric; choose from {', '.join(FABRICS.names())}")
+            plain = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
+            algorithm = ALGORITHMS.build(plain, key=f"collectives.{kind}")
+            collectives.append((kind, algorithm, algorithm_label(plain)))
+        return cls(on_infeasible=config.on_infeasible, collectives=tuple(collectives))
+
+    def algorithm_for(self, components: Components) -> tuple[Any, str | None]:
+        """The algorithm for this run's fabric, and its label when it replaces the collective group's."""
+        for kind, algorithm, label in self.collectives:
+            if kind == components.fabric.name:
+                return algorithm, label
+        return components.algorithm, None
 
     def run(self, components: Components) -> TaskResult:
         settings = training_settings(components.config.get("training"))
         labels = run_labels(components)
+        algorithm, label = self.algorithm_for(components)
+        if label is not None:
+            labels["algorithm"] = label
         try:
             result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
-                                     components.fabric, components.algorithm, settings)
+                                     components.fabric, algorithm, settings)
         except InfeasibleError as error:
             if self.on_infeasible == "error":
                 raise

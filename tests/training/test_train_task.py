@@ -75,3 +75,18 @@ def test_hybrid_pattern_gets_faster_with_bandwidth_on_a_fitted_fabric():
     torus = ddlsim.run(["experiment=single", "task=hybrid", "fabric=torus2d", "task.num_ranks=[64]",
                         "task.cu_bandwidths=[256Gbps]"]).rows[0]
     assert torus["all_to_all_algorithm"] == "ring"
+
+
+def test_a_fabric_can_get_its_own_collective_algorithm():
+    per_fabric = "+task.collectives={ramp: {name: best, exclude: [direct]}}"
+    row, _ = train_row("fabric=ramp", "model.target_loss=2.2", per_fabric)
+    assert row["algorithm"] == "best(exclude=direct)"
+    assert all(row[key] != "direct" for key in row if key.startswith("comm_") and key.endswith("_algorithm"))
+    other, _ = train_row("fabric=superpod", "model.target_loss=2.2", per_fabric)
+    assert other["algorithm"] == "best"
+    from ddlsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="task.collectives.nofabric"):
+        ddlsim.build_components([*TRAIN, "+task.collectives={nofabric: {name: ring}}"])
+    with pytest.raises(ConfigError, match="exclude"):
+        ddlsim.build_components([*TRAIN, "+task.collectives={ramp: {name: best, exclude: [nope]}}"])

@@ -139,3 +139,31 @@ def test_report_console_script_runs(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "superpod_oversub" in result.stdout
+
+
+def test_collective_side_by_side_uses_the_best_system_per_op():
+    rows = []
+    for fabric, scale in (("ramp", 1.0), ("superpod", 10.0), ("torus2d", 30.0)):
+        for op, factor in (("all_reduce", 2.0), ("reduce_scatter", 1.0), ("all_to_all", 1.0)):
+            for size in (10**9, 10 * 10**9):
+                time_s = factor * scale * size * 1e-12 * (4.0 if fabric == "torus2d" and op == "all_to_all" else 1.0)
+                rows.append({"op": op, "fabric": fabric, "algorithm": "x", "num_ranks": 65536, "size_bytes": size,
+                             "time_s": time_s, "latency_s": 0.0, "transfer_s": time_s * 0.75,
+                             "compute_s": time_s * 0.25})
+    table = side_by_side(pd.DataFrame(rows), "ramp_collectives")[1].set_index("quantity")
+    assert table.loc["  reduce_scatter", "ddlsim"] == "10x"  # the fat-tree is the best other system
+    assert table.loc["all-reduce 10 GB: RAMP speed-up over the best electrical system", "ddlsim"] == "10x"
+    assert table.loc["all-reduce 10 GB on RAMP: reduction compute share", "ddlsim"] == "25%"
+
+
+def test_hybrid_side_by_side_checks_the_papers_statements():
+    rows = []
+    for p, flat in ((64, 0.01), (512, 0.02)):
+        for bandwidth in (128e9, 4096e9):
+            for fabric, time_s in (("sipac", 1e-3 * 4096e9 / bandwidth), ("bcube", 1.2e-3 * 4096e9 / bandwidth),
+                                   ("superpod_sipac", flat), ("torus2d_sipac", 3e-3 * 4096e9 / bandwidth)):
+                rows.append({"fabric": fabric, "num_ranks": p, "cu_bandwidth_bps": bandwidth, "time_s": time_s})
+    table = side_by_side(pd.DataFrame(rows), "sipac_hybrid")[1].set_index("quantity")
+    assert table.loc["p=512, 128 -> 4096 Gb/s: SuperPod JCT reduction", "ddlsim"] == "1x"
+    assert table.loc["p=512: SiPAC faster than SuperPod from", "ddlsim"] == "4096 Gb/s"
+    assert table.loc["p=64, 128 -> 4096 Gb/s: SiPAC JCT reduction", "ddlsim"] == "32x"

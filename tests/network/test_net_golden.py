@@ -257,3 +257,24 @@ def test_closed_form_xor_and_shift_equal_the_listed_pairs(fabric_name):
             listed = fabric.price(Pairs(n, pattern.src, pattern.dst, pattern.weight), layout, placement)
             assert closed.latency_s == pytest.approx(listed.latency_s, rel=1e-12), (n, stride, pattern.structure)
             assert closed.s_per_unit == pytest.approx(listed.s_per_unit, rel=1e-12), (n, stride, pattern.structure)
+
+
+@pytest.mark.parametrize(("op", "algorithm", "rank", "received"), [
+    ("all_gather", "ring", 3, 7 / 8),       # the output buffer is size_bytes; a rank lacks 7/8 of it
+    ("reduce_scatter", "direct", 3, 7 / 8),  # the input buffer is size_bytes; 7 peers send 1/8 each
+    ("all_to_all", "direct", 3, 7 / 8),     # every peer's block for this rank
+    ("broadcast", "direct", 3, 1.0),        # the root's whole buffer
+    ("gather", "direct", 0, 7 / 8),         # the root's output buffer, minus its own block
+    ("scatter", "direct", 3, 1 / 8),        # one block of the root's buffer
+    ("send_recv", "direct", 1, 1.0),        # the bytes sent
+])
+def test_size_bytes_is_the_nccl_tests_buffer(op, algorithm, rank, received):
+    """The nccl-tests convention of CollectiveCall, seen in the bytes a rank receives."""
+    from ddlsim.network.collectives.base import ScheduleRequest
+    from ddlsim.registry import ALGORITHMS
+
+    n = 2 if op == "send_recv" else 8
+    chosen = ALGORITHMS.make(algorithm)
+    schedule = chosen.explicit(ScheduleRequest.single_group(op, n, chosen.verification_fabric(n)))
+    got = sum(np.count_nonzero(step.dst == rank) for step in schedule.steps) * schedule.chunk_fraction
+    assert got == pytest.approx(received)

@@ -195,3 +195,23 @@ def test_expander_fabric():
     with pytest.raises(ConfigError):
         make_fabric("expander", num_servers=10, degree=10)
     assert make_fabric("expander").network_cost(512).components["nics"] == 512
+
+
+def test_per_step_circuits_as_ramp_assumes():
+    fabric = make_fabric("topoopt", num_servers=12, gpus_per_server=1, degree=2, circuits="per_step",
+                         reconfiguration="5us")
+    layout, placement = GroupLayout(12), Placement(12)
+    # A permutation (offset 3, not a ring rule of the shard) still gets direct circuits.
+    shift = fabric.price(Pairs(12, np.arange(12), (np.arange(12) + 3) % 12), layout, placement)
+    assert shift.s_per_unit == pytest.approx(8 / (2 * 100 * GBPS)) and shift.latency_s == pytest.approx(1e-6)
+    # A full mesh: 11 peers over 2 interfaces = 6 rounds; 11 units per server at 2 x 100 Gbps.
+    mesh = Mesh(12, np.zeros(12, dtype=np.int64))
+    closed = fabric.price(mesh, layout, placement)
+    pairs = mesh.pairs()
+    listed = fabric.price(Pairs(12, pairs.src, pairs.dst, pairs.weight), layout, placement)
+    assert closed.s_per_unit == pytest.approx(listed.s_per_unit) == pytest.approx(11 * 8 / (2 * 100 * GBPS))
+    assert closed.latency_s == pytest.approx(listed.latency_s) == pytest.approx(6 * 1e-6 + 5 * 5e-6)
+    assert fabric.setup_time_s("a", "b") == 5e-6 and fabric.setup_time_s("a", "a") == 0.0
+    assert make_fabric("topoopt").setup_time_s("a", "b") == 0.0
+    with pytest.raises(ConfigError, match="per_step"):
+        make_fabric("topoopt", circuits="sometimes")

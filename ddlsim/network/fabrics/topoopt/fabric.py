@@ -16,6 +16,7 @@ per relaying server. `traffic_report` gives the bandwidth tax of sections 5.4 an
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,9 @@ from ddlsim.types import GroupLayout, NetworkCost
 class TopoOptConfig:
     """TopoOpt section 5.3 defaults: 128 servers of 4 A100 GPUs, d = 4 interfaces of 100 Gbps, 1 us
     links, a patch panel. Inside a server GPUs use NVLink-class links (RAMP 7.5's DGX A100 figures:
-    2.4 Tbps per GPU, 100 ns switch + 20 ns propagation), which TopoOpt does not specify."""
+    2.4 Tbps per GPU, 100 ns switch + 20 ns propagation), which TopoOpt does not specify.
+    `circuits=per_step` sets circuits up for every step instead of once per job (RAMP 7.5's
+    assumption for its TopoOpt baseline), paying `reconfiguration` when a step's pattern changes."""
 
     name: str = "topoopt"
     num_servers: int = 128
@@ -55,6 +58,15 @@ class TopoOptConfig:
     rules: list[int] = field(default_factory=list)
     prime_only: bool = False
     check_port_count: bool = True
+    circuits: str = "fixed"
+    reconfiguration: str = "0s"
+
+
+def _circuit_mode(value: str) -> str:
+    if value not in ("fixed", "per_step"):
+        raise ConfigError("circuits", value, "must be 'fixed' (set once per job, TopoOpt) or 'per_step' "
+                                             "(set up for every step, as RAMP 7.5 assumes)")
+    return value
 
 
 @dataclass(frozen=True)
@@ -251,6 +263,8 @@ class TopoOptFabric(DirectConnectFabric):
     rules: tuple[int, ...] = ()
     prime_only: bool = False
     plan: TopologyPlan | None = None  # compared by identity: fabrics with different plans differ
+    circuits: str = "fixed"
+    reconfiguration_s: float = 0.0
     name: str = "topoopt"
     _shards: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -281,7 +295,8 @@ class TopoOptFabric(DirectConnectFabric):
                                                                         "intra_server_bandwidth"),
                    intra_server_latency_s=units.parse_time_s(config.intra_server_latency, "intra_server_latency"),
                    switch=config.switch, rules=tuple(int(r) for r in config.rules), prime_only=config.prime_only,
-                   name=config.name)
+                   circuits=_circuit_mode(config.circuits),
+                   reconfiguration_s=units.parse_time_s(config.reconfiguration, "reconfiguration"), name=config.name)
 
     @classmethod
     def for_plan(cls, plan: TopologyPlan, link_bandwidth_bps: float, *, gpus_per_server: int = 1,
@@ -330,6 +345,54 @@ class TopoOptFabric(DirectConnectFabric):
                 return g, topology.circulant_rules
             return g, (self.default_rules(servers.size) if servers.size > 1 else ())
         return 1, self.default_rules(layout.size)
+
+    # -- circuits set up for every step (RAMP 7.5's reading) --------------------------------------
+    def setup_time_s(self, previous_circuit: Hashable, circuit: Hashable) -> float:
+        if self.circuits == "per_step" and previous_circuit != circuit:
+            return self.reconfiguration_s
+        return 0.0
+
+    def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        if self.circuits == "fixed":
+            return super().price(pattern, layout, placement)
+        return self._price_per_step(pattern, layout, placement)
+
+    def _price_per_step(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """Every step gets circuits made for it: each server's d interfaces are scheduled over its
+        peers in ceil(peers / d) rounds (a bipartite edge colouring), and bytes drain at d x B per
+        server (the preemptive, Birkhoff-von Neumann bound). Extra rounds pay `reconfiguration_s`."""
+        g = self.gpus_per_server
+        servers = self.servers_for(layout.job_ranks)
+        if isinstance(pattern, Mesh):
+            sizes = pattern.block_sizes()
+            if sizes.size == 1 and int(sizes[0]) == layout.size == layout.job_ranks and servers > 1:
+                peers = servers - 1
+                per_server = g * g * peers * pattern.weight
+                inside = (g - 1) * pattern.weight * units.BITS_PER_BYTE / self.intra_server_bandwidth_bps
+                return self._rounds_cost(peers, per_server, inside)
+        listed = pattern.pairs()
+        src = placement.node_of(job_ranks(layout, listed.src).ravel())
+        dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
+        weights = np.tile(listed.weight, layout.num_groups)
+        inter = src // g != dst // g
+        inside = 0.0
+        if (~inter).any():
+            busiest = max(np.bincount(src[~inter], weights=weights[~inter]).max(),
+                          np.bincount(dst[~inter], weights=weights[~inter]).max())
+            inside = busiest * units.BITS_PER_BYTE / self.intra_server_bandwidth_bps
+        if not inter.any():
+            return PatternCost(self.intra_server_latency_s if src.size else 0.0, inside)
+        a, b, w = src[inter] // g, dst[inter] // g, weights[inter]
+        pairs = np.unique(a * servers + b)
+        peers = int(max(np.bincount(pairs // servers).max(), np.bincount(pairs % servers).max()))
+        per_server = max(np.bincount(a, weights=w).max(), np.bincount(b, weights=w).max())
+        return self._rounds_cost(peers, per_server, inside)
+
+    def _rounds_cost(self, peers: int, per_server_bytes: float, inside_s: float) -> PatternCost:
+        rounds = -(-peers // self.degree)
+        latency = rounds * self.link_latency_s + (rounds - 1) * self.reconfiguration_s
+        transfer = per_server_bytes * units.BITS_PER_BYTE / (self.degree * self.link_bandwidth_bps)
+        return PatternCost(latency, max(transfer, inside_s))
 
     def network_cost(self, num_ranks: int) -> NetworkCost:
         """Appendix G cost of the job's servers (scope "job"); power from RAMP Table 4 figures."""

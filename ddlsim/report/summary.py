@@ -45,7 +45,7 @@ def training_summary(frame: pd.DataFrame, *, x: str = "auto", baseline: str = ""
             "speedup": _times,
             "compute_source": str,
         }
-        present = {key: value for key, value in columns.items() if key in table}
+        present = {key: value for key, value in columns.items() if key in table and key != x_column}
         headers = {"series": "fabric", "x": x_label(x_column), "num_ranks": "GPUs", "iteration_time_s": "iteration",
                    "time_to_accuracy_s": "time to accuracy", "comm_fraction": "comm share",
                    "speedup": f"{base_label} speed-up", "compute_source": "compute"}

@@ -3,8 +3,8 @@
 
 Systems (RAMP 7.5): RAMP (x = J = 32, Lambda = 64, 12.8 Tbps per node, 1.3 us) with RAMP-x
 (both step-4 formulations); the DGX A100 SuperPod fat-tree scaled to 4 tiers (2.4 Tbps NVLink,
-200 Gbps InfiniBand per GPU); the 128 x 512 2D torus at 2.4 Tbps; TopoOpt at 1.6 Tbps per node
-(four 400 Gbps interfaces), 260 ns, fixed circuits, ring strategies only. Electrical systems
+200 Gbps InfiniBand per GPU); the 128 x 512 2D torus at 2.4 Tbps; TopoOpt at 1.6 Tbps per node,
+260 ns, fixed ring circuits (`topoopt_ramp`), ring strategies only. Electrical systems
 use the ring-based strategies of RAMP 7.6 (ring, 2D torus, hierarchical). The reductions are
 timed on an A100 (roofline), as in the paper. The paper prints only the range of RAMP's
 speed-ups over the best baseline: 7.6x (reduce-scatter) to 171x (all-to-all). Writes
@@ -39,24 +39,23 @@ STRATEGIES = {"RAMP": ("rampx", "rampx_ring"), "Fat-Tree": ("ring", "hierarchica
               "2D-Torus": ("ring", "torus2d", "hierarchical"), "TopoOpt": ("ring", "topoopt_ring")}
 PAPER_SPEEDUP = {"reduce_scatter": 7.6, "all_to_all": 171.0}
 PAPER_RANGE = (7.6, 171.0)
-# TopoOpt as RAMP 7.5 configures it: one GPU per server, 1.6 Tbps = 4 x 400 Gbps, 260 ns, 3D-MEMS
-# circuits set up before the job (their reconfiguration time is not counted).
-TOPOOPT_RAMP = dict(num_servers=NODES, gpus_per_server=1, degree=4, link_bandwidth="400Gbps", link_latency="260ns",
-                    switch="ocs_3d_mems", check_port_count=False)
+# TopoOpt as RAMP 7.5 configures it is the `topoopt_ramp` variant (configs/fabric/topoopt_ramp.yaml):
+# 65,536 single-GPU servers, one fixed ring of 1.6 Tbps circuits, 260 ns, no reconfiguration time.
+TOPOOPT_RAMP = "topoopt_ramp"
 
 
 def systems(node_capacity: str | None = None) -> dict[str, Fabric]:
     """The four systems; `node_capacity` (e.g. "3.2Tbps") matches every node's bandwidth (Fig. 19)."""
     if node_capacity is None:
         return {"RAMP": make_fabric("ramp"), "Fat-Tree": make_fabric("superpod"), "2D-Torus": make_fabric("torus2d"),
-                "TopoOpt": make_fabric("topoopt", **TOPOOPT_RAMP)}
+                "TopoOpt": make_fabric(TOPOOPT_RAMP)}
     from ddlsim import units
 
     capacity = units.parse_bandwidth_bps(node_capacity)
     return {"RAMP": make_fabric("ramp", line_rate=capacity / 32),
             "Fat-Tree": make_fabric("superpod", node_bandwidth=capacity, nic_bandwidth=capacity),
             "2D-Torus": make_fabric("torus2d", node_bandwidth=capacity),
-            "TopoOpt": make_fabric("topoopt", **{**TOPOOPT_RAMP, "link_bandwidth": capacity / 4})}
+            "TopoOpt": make_fabric(TOPOOPT_RAMP, link_bandwidth=capacity)}
 
 
 def best_times(fabrics: dict[str, Fabric], ops=OPS, size_bytes: int = SIZE_BYTES) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 
 Every system gets the same node bandwidth C and no oversubscription (RAMP 8.3): RAMP with
 32 transceiver groups of C / 32; the SuperPod fat-tree with NVLink and NICs both at C; the
-128 x 512 torus at C; TopoOpt with four interfaces of C / 4. 1 GB, 65,536 nodes, best strategy
+128 x 512 torus at C; TopoOpt (`topoopt_ramp`) with its ring circuits at C. 1 GB, 65,536 nodes, best strategy
 per system as in Fig. 18 (`ramp_fig18.py`). The paper states: speed-ups of 1.04x to 2.24e3x
 depending on collective and rate; up to 32x over the fat-tree (broadcast) and 27x over TopoOpt
 (all-gather, scatter) at high rates; all-to-all 3x to 2.2e4x; the fat-tree is the best

@@ -60,16 +60,9 @@ def fig7() -> pd.DataFrame:
 
 
 def systems() -> dict[str, object]:
-    return {
-        "SiPAC": make_fabric("sipac"),
-        "BCube": make_fabric("bcube"),
-        "2D-Torus": make_fabric("torus2d", dims=[16, 32], node_bandwidth="2048Gbps", propagation=["1us", "1us"],
-                                io_latency="0ns"),
-        "SuperPod": make_fabric("superpod", num_nodes=CUS, gpus_per_node=8, node_bandwidth="2048Gbps",
-                                node_switch_latency="9us", node_propagation="0ns", nic_bandwidth="200Gbps",
-                                switch_latency="120ns", tier_sizes=[128, 512], tier_propagation=["1us", "1us"],
-                                oversubscription=[1.0], io_latency="0ns"),
-    }
+    """SiPAC VI-A's systems; the torus and SuperPod are the `torus2d_sipac` and `superpod_sipac` variants."""
+    return {"SiPAC": make_fabric("sipac"), "BCube": make_fabric("bcube"), "2D-Torus": make_fabric("torus2d_sipac"),
+            "SuperPod": make_fabric("superpod_sipac")}
 
 
 def pattern(kind: str, root: int):

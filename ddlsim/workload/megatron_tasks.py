@@ -32,11 +32,15 @@ LOSS_BYTES = 4
 
 
 def tp_collectives(plan: MegatronPlan, phase: Phase, message_bytes: int, sequence_parallel: bool,
-                   prefix: str = "tp") -> list[CollectiveCall]:
-    """The tensor-parallel collectives of one layer in `phase` (attention and MLP blocks)."""
+                   prefix: str = "tp", num_ranks: int = 0) -> list[CollectiveCall]:
+    """The tensor-parallel collectives of one layer in `phase` (attention and MLP blocks).
+
+    `num_ranks` (default: all of the plan's GPUs) is how many ranks run the same collectives at
+    once; a pipelined plan passes the ranks of one stage.
+    """
     if plan.tp == 1:
         return []
-    group = GroupLayout(plan.tp, 1, plan.num_gpus)
+    group = GroupLayout(plan.tp, 1, num_ranks or plan.num_gpus)
     blocks = ("mlp", "attention") if phase is Phase.BACKWARD else ("attention", "mlp")
     calls = []
     for block in blocks:

@@ -78,6 +78,7 @@ def build_equivalent_shard(signature: ShardSignature, device: str | torch.device
 from ddlsim.workload.equivalent import (  # noqa: E402,F401  (registers kinds)
     dense_models,
     dlrm_shard,
+    gpt,
     lm_head,
     megatron_layer,
     ncf_shard,

@@ -1,3 +1,3 @@
 """Models a workload can be built from. Importing registers them."""
 
-from ddlsim.workload.models import dlrm, hf, megatron, topoopt  # noqa: F401
+from ddlsim.workload.models import dlrm, gpt, hf, megatron, topoopt  # noqa: F401

@@ -45,10 +45,21 @@ def pipeline_stages(workload: Workload) -> int:
     return 1
 
 
+def has_micro_batch_blocks(workload: Workload) -> bool:
+    """True for a workload written per micro-batch (`TaskBlock.per_micro_batch`), such as GPT's."""
+    return any(block.per_micro_batch for block in workload.blocks)
+
+
 def select_schedule(settings: TrainingSettings, workload: Workload) -> Schedule:
     name = settings.schedule
+    if name == "sequential" and (pipeline_stages(workload) > 1 or (
+            has_micro_batch_blocks(workload) and int(workload.plan.get("micro_batches", 1)) > 1)):
+        raise ConfigError("training.schedule", name,
+                          f"runs every block once on one stream, but workload {workload.name!r} has "
+                          f"{pipeline_stages(workload)} pipeline stages and {workload.plan.get('micro_batches', 1)} "
+                          "micro-batches; use auto or 1f1b")
     if name == "auto":
-        name = "1f1b" if pipeline_stages(workload) > 1 else "sequential"
+        name = "1f1b" if pipeline_stages(workload) > 1 or has_micro_batch_blocks(workload) else "sequential"
         if name not in SCHEDULES:
             raise InfeasibleError(
                 f"workload {workload.name!r} has {pipeline_stages(workload)} pipeline stages, but no pipelined "

@@ -101,8 +101,25 @@ class IterationSummary:
         return "+".join(source for source, _ in self.compute_time_by_source_s)
 
 
+def _focus_stage(graph: IterationGraph) -> int | None:
+    """For a pipelined graph (ops on several stages), the stage with the most compute time.
+
+    Its collectives are the ones a GPU of that stage runs, so the breakdown counts them once
+    rather than summing every stage's copy. None for a graph of one stage.
+    """
+    busy: dict[int, float] = defaultdict(float)
+    for op in graph.ops:
+        if op.kind is OpKind.COMPUTE:
+            busy[op.stage] += op.duration_s
+    stages = {op.stage for op in graph.ops}
+    if len(stages) < 2:
+        return None
+    return max(sorted(busy), key=lambda stage: busy[stage]) if busy else min(stages)
+
+
 def summarize(graph: IterationGraph, placement: Placement | None = None) -> IterationSummary:
     placement = placement or place(graph)
+    focus = _focus_stage(graph)
     compute_by_stream: dict[str, float] = defaultdict(float)
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
@@ -113,7 +130,7 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
             compute_by_stream[op.stream] += op.duration_s
             by_source[op.estimate.source.value] += op.duration_s
             devices[op.estimate.device] = None
-        else:
+        elif focus is None or op.stage == focus:
             assert isinstance(op.task, CollectiveCall)
             groups[collective_key(op.task)].append(op)
     breakdowns = []

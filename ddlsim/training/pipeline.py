@@ -1,0 +1,230 @@
+"""Pipeline parallelism with the 1F1B schedule (Narayanan et al. 2021, "Efficient Large-Scale
+Language Model Training on GPU Clusters Using Megatron-LM", Sec. 2.2.1, PipeDream-Flush).
+
+The workload lists the blocks of ONE micro-batch on one stage (`TaskBlock.per_micro_batch`;
+`TaskBlock.stages` says which stages run each), then the blocks that run once per iteration.
+Per-micro-batch blocks whose tasks are all forward form the forward step F, the others the
+backward step B (recompute included). With p stages and m micro-batches, stage s runs
+
+    warm-up   F(0) .. F(w-1)                 w = min(p - 1 - s, m)
+    steady    F(w+i), B(i)  for i < m - w    (one forward, one backward)
+    cool-down B(m-w) .. B(m-1)
+
+on its own compute stream ``stage<s>``. F(s, j) waits for stage s-1's send of micro-batch j,
+B(s, j) for stage s+1's send of its gradient. Sends (send_recv) occupy the sender's stream, as
+Megatron's blocking point-to-point calls do; the receiving stage's all-gather (scatter-gather)
+occupies the receiver's. The bubble follows: (p - 1) x (F + B) of the stages, heavier when the
+first or last stage also carries the embedding or output layer.
+
+After a stage's last backward, the per-iteration blocks run on the stages they name. A
+collective whose group spans stages (a group stride of at least one stage's ranks: the tied
+embedding all-reduce between the first and last stage, the gradient-norm all-reduce over the
+model-parallel group) starts on all of its stages together, when the last of them is ready,
+so every stage's optimizer step waits for the slowest stage. With ``training.overlap =
+dp_backward`` each stage's gradient all-reduce is split into `bucket_size` buckets on the
+stream ``stage<s>_dp``, released as the last micro-batch's backward produces the gradients.
+
+With one stage this is plain gradient accumulation: F(0) B(0) F(1) B(1) ...
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ddlsim.errors import ConfigError
+from ddlsim.training.graph import IterationGraph, Op
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules import pipeline_stages, register_schedule
+from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
+
+MICRO_BATCH_PLAN_KEY = "micro_batches"
+STAGE_RANKS_PLAN_KEY = "stage_ranks"
+
+
+def micro_batches(workload: Workload) -> int:
+    return int(workload.plan.get(MICRO_BATCH_PLAN_KEY, 1))  # type: ignore[call-overload]
+
+
+def stream_of(stage: int) -> str:
+    return f"stage{stage}"
+
+
+def one_f_one_b_order(stage: int, stages: int, micro: int) -> list[tuple[str, int]]:
+    """The actions of `stage` in 1F1B order: ("F", j) and ("B", j)."""
+    warmup = min(stages - 1 - stage, micro)
+    order = [("F", j) for j in range(warmup)]
+    for i in range(micro - warmup):
+        order += [("F", warmup + i), ("B", i)]
+    order += [("B", j) for j in range(micro - warmup, micro)]
+    return order
+
+
+@dataclass(frozen=True)
+class PipelineSteps:
+    """A pipelined workload's blocks split into the forward step, backward step and iteration tail."""
+
+    forward: tuple[TaskBlock, ...]
+    backward: tuple[TaskBlock, ...]
+    tail: tuple[TaskBlock, ...]
+
+
+def _is_forward(block: TaskBlock) -> bool:
+    return all(task.phase is Phase.FORWARD for task in block.tasks)
+
+
+def split_steps(workload: Workload) -> PipelineSteps:
+    per_micro = [block for block in workload.blocks if block.per_micro_batch]
+    if not per_micro:
+        raise ConfigError("training.schedule", "1f1b",
+                          f"workload {workload.name!r} has no per-micro-batch blocks to pipeline")
+    forward = tuple(block for block in per_micro if _is_forward(block))
+    backward = tuple(block for block in per_micro if not _is_forward(block))
+    if per_micro != [*forward, *backward]:
+        raise ConfigError("workload.blocks", [block.name for block in per_micro],
+                          "per-micro-batch blocks must list the forward step before the backward step")
+    tail = tuple(block for block in workload.blocks if not block.per_micro_batch)
+    return PipelineSteps(forward, backward, tail)
+
+
+class _Builder:
+    """Adds the ops of one pipelined iteration to a graph, remembering each stream's last op."""
+
+    def __init__(self, workload: Workload, pricer: Pricer, settings: TrainingSettings) -> None:
+        self.graph = IterationGraph()
+        self.pricer = pricer
+        self.settings = settings
+        self.stages = pipeline_stages(workload)
+        self.stage_ranks = workload.num_ranks // self.stages
+        self.last: dict[str, int] = {}
+
+    def add(self, stage: int, task: ComputeTask | CollectiveCall, executions: int, label: str,
+            deps: Iterable[int] = (), stream: str | None = None) -> Op:
+        stream = stream or stream_of(stage)
+        if isinstance(task, CollectiveCall):
+            op = self.graph.add_collective(task, self.pricer.collective(task), executions=executions, stream=stream,
+                                           deps=deps, label=label, stage=stage)
+        else:
+            op = self.graph.add_compute(task, self.pricer.compute(task), executions=executions, stream=stream,
+                                        deps=deps, label=label, stage=stage)
+        self.last[stream] = op.index
+        return op
+
+    def step(self, blocks: tuple[TaskBlock, ...], stage: int, tag: str, deps: tuple[int, ...],
+             expand: bool = False) -> tuple[int | None, list[int]]:
+        """Add one step of `stage`; return (the op the next stage waits for, its backward compute ops).
+
+        The next stage waits for the step's send; a step without one (a free transfer) hands over
+        at its last op.
+        """
+        send, backward, last = None, [], None
+        for block in blocks:
+            if not block.runs_on(stage):
+                continue
+            repeats = [1] * block.repeat if expand else [block.repeat]
+            for index, executions in enumerate(repeats):
+                for task in block.tasks:
+                    label = f"{block.name}[{tag}{'' if not expand else f'.{index}'}].{getattr(task, 'name', '')}"
+                    op = self.add(stage, task, executions * task.count, label, deps)
+                    deps, last = (), op.index
+                    if isinstance(task, CollectiveCall) and task.op is CollectiveOp.SEND_RECV:
+                        send = op.index
+                    elif isinstance(task, ComputeTask) and task.phase is Phase.BACKWARD:
+                        backward.append(op.index)
+        return (send if send is not None else last), backward
+
+
+def _is_cross_stage(call: CollectiveCall, stage_ranks: int) -> bool:
+    return call.group.size > 1 and call.group.stride >= stage_ranks
+
+
+@register_schedule("1f1b")
+def one_f_one_b_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
+    """The 1F1B iteration graph of a pipelined workload (see the module docstring)."""
+    steps = split_steps(workload)
+    builder = _Builder(workload, pricer, settings)
+    stages, micro = builder.stages, micro_batches(workload)
+    if micro < 1:
+        raise ConfigError("micro_batches", micro, "must be >= 1")
+    overlap = settings.overlap is Overlap.DP_BACKWARD
+    orders = [one_f_one_b_order(stage, stages, micro) for stage in range(stages)]
+    position = [0] * stages
+    sends: dict[tuple[str, int, int], int | None] = {}
+    last_backward: dict[int, list[int]] = {}
+    remaining = sum(len(order) for order in orders)
+    while remaining:
+        progressed = False
+        for stage in range(stages):
+            while position[stage] < len(orders[stage]):
+                kind, j = orders[stage][position[stage]]
+                source = stage - 1 if kind == "F" else stage + 1
+                if 0 <= source < stages and (kind, source, j) not in sends:
+                    break
+                wait = sends.get((kind, source, j))
+                blocks = steps.forward if kind == "F" else steps.backward
+                expand = overlap and kind == "B" and j == micro - 1
+                send, backward = builder.step(blocks, stage, f"{kind}{j}", (wait,) if wait is not None else (),
+                                              expand=expand)
+                sends[(kind, stage, j)] = send
+                if kind == "B" and j == micro - 1:
+                    last_backward[stage] = backward
+                position[stage] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:
+            raise RuntimeError("1F1B schedule deadlocked; the stage orders are inconsistent")
+    _add_tail(builder, steps.tail, last_backward, overlap)
+    return builder.graph
+
+
+def _add_tail(builder: _Builder, tail: tuple[TaskBlock, ...], last_backward: dict[int, list[int]],
+              overlap: bool) -> None:
+    waiting: dict[int, tuple[int, ...]] = {}
+    for block in tail:
+        stages = [stage for stage in range(builder.stages) if block.runs_on(stage)]
+        for task in block.tasks:
+            executions = block.repeat * task.count
+            if isinstance(task, CollectiveCall) and _is_cross_stage(task, builder.stage_ranks):
+                ready = tuple(builder.last[stream_of(stage)] for stage in stages if stream_of(stage) in builder.last)
+                ready += tuple(dep for stage in stages for dep in waiting.pop(stage, ()))
+                for stage in stages:
+                    builder.add(stage, task, executions, f"{block.name}.{task.name}", ready)
+                continue
+            for stage in stages:
+                if overlap and isinstance(task, CollectiveCall) and task.op.reduces and task.phase is Phase.BACKWARD:
+                    waiting[stage] = waiting.get(stage, ()) + _buckets(builder, stage, task, executions,
+                                                                       last_backward.get(stage, []))
+                    continue
+                builder.add(stage, task, executions, f"{block.name}.{getattr(task, 'name', '')}",
+                            waiting.pop(stage, ()))
+
+
+def _buckets(builder: _Builder, stage: int, call: CollectiveCall, executions: int, backward: list[int]) -> tuple[int]:
+    """The gradient all-reduce in buckets released along the last micro-batch's backward ops.
+
+    Gradients are produced in proportion to backward compute time (as `training/buckets.py`
+    assumes for one stage): the bucket ending at fraction f of the buffer waits for the backward
+    op that completes fraction f of the last micro-batch's backward time.
+    """
+    total = call.size_bytes * executions
+    size = builder.settings.bucket_size_bytes
+    count = max(1, math.ceil(total / size))
+    durations = [builder.graph.ops[index].duration_s for index in backward]
+    if not sum(durations) > 0:
+        durations = [1.0] * len(backward)
+    produced = list(itertools.accumulate(durations))
+    fallback = (builder.last[stream_of(stage)],) if stream_of(stage) in builder.last else ()
+    last = None
+    for index in range(count):
+        bucket_bytes = min(size, total - index * size) if total else 0
+        needed = (index * size + bucket_bytes) / total if total else 1.0
+        ready = next((i for i, value in enumerate(produced) if value >= needed * produced[-1] * (1 - 1e-12)),
+                     len(produced) - 1) if produced else None
+        deps = (backward[ready],) if ready is not None else fallback
+        bucket = CollectiveCall(call.op, bucket_bytes, call.group, call.phase, call.name, root=call.root)
+        last = builder.add(stage, bucket, 1, f"{call.name}.bucket[{index}]", deps, stream=f"{stream_of(stage)}_dp")
+    assert last is not None
+    return (last.index,)

@@ -1,0 +1,115 @@
+"""The 1F1B pipeline schedule on hand-built workloads, against times worked out by hand."""
+
+import pytest
+from training_fakes import AlphaBeta, FlopTimer, collective, compute
+
+from ddlsim.errors import ConfigError
+from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
+from ddlsim.training.pipeline import one_f_one_b_order, split_steps
+from ddlsim.training.schedules import select_schedule
+from ddlsim.training.timeline import place
+from ddlsim.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
+
+STAGE_RANKS = 2
+
+
+def pipelined(stages: int, micro: int, forward: float = 1.0, backward: float = 2.0, send_bytes: int = 0,
+              dp_bytes: int = 0, optimizer: float = 0.0, tail_sync_bytes: int = 0) -> Workload:
+    """p stages of 2 ranks; per micro-batch a forward and a backward of the given FLOPs (1 FLOP/s)."""
+    pair = GroupLayout(2, STAGE_RANKS, 2 * STAGE_RANKS)
+    blocks = [TaskBlock("forward", (compute("fwd", Phase.FORWARD, forward),), per_micro_batch=True)]
+    if send_bytes and stages > 1:
+        blocks.append(TaskBlock("send_forward", (collective("send_f", CollectiveOp.SEND_RECV, send_bytes, pair),),
+                                stages=tuple(range(stages - 1)), per_micro_batch=True))
+    blocks.append(TaskBlock("backward", (compute("bwd", Phase.BACKWARD, backward),), per_micro_batch=True))
+    if send_bytes and stages > 1:
+        blocks.append(TaskBlock("send_backward", (collective("send_b", CollectiveOp.SEND_RECV, send_bytes, pair,
+                                                             Phase.BACKWARD),),
+                                stages=tuple(range(1, stages)), per_micro_batch=True))
+    if dp_bytes:
+        blocks.append(TaskBlock("dp", (collective("dp_grad", CollectiveOp.ALL_REDUCE, dp_bytes,
+                                                  GroupLayout(2, 1, STAGE_RANKS), Phase.BACKWARD),)))
+    if tail_sync_bytes and stages > 1:
+        blocks.append(TaskBlock("sync", (collective("sync", CollectiveOp.ALL_REDUCE, tail_sync_bytes,
+                                                    GroupLayout(stages, STAGE_RANKS, stages * STAGE_RANKS),
+                                                    Phase.OPTIMIZER),)))
+    if optimizer:
+        blocks.append(TaskBlock("optimizer", (compute("adam", Phase.OPTIMIZER, optimizer),)))
+    return Workload("pipe", stages * STAGE_RANKS, tuple(blocks), global_batch=micro,
+                    plan={"pp_degree": stages, "micro_batches": micro})
+
+
+def run(workload, settings=None, bytes_per_s=1.0):
+    return simulate_training(workload, Pricer(AlphaBeta(bytes_per_s=bytes_per_s), FlopTimer()),
+                             settings or TrainingSettings())
+
+
+def test_order_has_warmup_steady_and_cooldown():
+    assert one_f_one_b_order(0, 4, 6) == [("F", 0), ("F", 1), ("F", 2), ("F", 3), ("B", 0), ("F", 4), ("B", 1),
+                                          ("F", 5), ("B", 2), ("B", 3), ("B", 4), ("B", 5)]
+    assert one_f_one_b_order(3, 4, 2) == [("F", 0), ("B", 0), ("F", 1), ("B", 1)]
+    assert one_f_one_b_order(0, 4, 2) == [("F", 0), ("F", 1), ("B", 0), ("B", 1)]  # fewer micro-batches than warm-up
+
+
+@pytest.mark.parametrize(("stages", "micro"), [(1, 1), (1, 5), (2, 1), (2, 4), (4, 4), (4, 16), (8, 3)])
+def test_equal_stages_take_m_plus_p_minus_one_slots(stages, micro):
+    # Without communication 1F1B's bubble is (p - 1) x (F + B): iteration = (m + p - 1)(F + B).
+    result = run(pipelined(stages, micro))
+    assert result.iteration.iteration_time_s == pytest.approx((micro + stages - 1) * 3.0)
+    assert result.iteration.compute_time_s == pytest.approx(micro * 3.0)
+
+
+def test_blocking_sends_by_hand():
+    # p = 2, m = 2, F = 1 s, B = 2 s, each send 0.5 s on the sender's stream (worked out in the
+    # comments of pipeline.py's order): stage 1 ends B1 at 8 s, its send at 8.5 s, stage 0's B1
+    # runs from 8.5 s to 10.5 s.
+    result = run(pipelined(2, 2, send_bytes=1), bytes_per_s=2.0)
+    assert result.iteration.iteration_time_s == pytest.approx(10.5)
+    graph = build_graph(pipelined(2, 2, send_bytes=1), Pricer(AlphaBeta(bytes_per_s=2.0), FlopTimer()),
+                        TrainingSettings())
+    placement = place(graph)
+    starts = {(op.stage, op.label): placement.start_s[op.index] for op in graph.ops}
+    assert starts[(1, "backward[B0].bwd")] == pytest.approx(2.5)
+    assert starts[(0, "backward[B0].bwd")] == pytest.approx(5.0)
+    assert starts[(1, "backward[B1].bwd")] == pytest.approx(6.0)
+    assert starts[(0, "backward[B1].bwd")] == pytest.approx(8.5)
+
+
+def test_cross_stage_tail_waits_for_the_slowest_stage():
+    # The sync all-reduce spans the stages: every stage starts it when the last stage is ready
+    # (stage 0 finishes last, at (m + p - 1) x 3 s); each stage's optimizer runs after it.
+    result = run(pipelined(4, 4, tail_sync_bytes=1, optimizer=0.5))
+    assert result.iteration.iteration_time_s == pytest.approx(7 * 3.0 + 1.0 + 0.5)
+
+
+def test_dp_overlap_hides_buckets_behind_the_last_backward():
+    workload = pipelined(2, 2, dp_bytes=8)
+    plain = run(workload, TrainingSettings(overlap=Overlap.NONE))
+    assert plain.iteration.iteration_time_s == pytest.approx(3 * 3.0 + 8.0)
+    bucketed = run(workload, TrainingSettings(overlap=Overlap.DP_BACKWARD, bucket_size_bytes=8))
+    assert bucketed.iteration.iteration_time_s == pytest.approx(plain.iteration.iteration_time_s)  # one bucket
+    # Two 4-byte buckets: stage 0's last backward (1 op) releases both at its end, 9 s: no gain,
+    # so the rule never makes an iteration faster than its gradients allow.
+    split = run(workload, TrainingSettings(overlap=Overlap.DP_BACKWARD, bucket_size_bytes=4))
+    assert split.iteration.iteration_time_s == pytest.approx(9.0 + 8.0)
+
+
+def test_breakdown_counts_one_stage_of_a_pipeline():
+    result = run(pipelined(4, 4, send_bytes=1))
+    sends = {item.key: item.calls for item in result.iteration.collectives}
+    # The busiest stage's own sends: one per micro-batch in one direction for an end stage.
+    assert sum(sends.values()) == 4
+
+
+def test_steps_must_list_forward_before_backward():
+    workload = pipelined(2, 2)
+    swapped = Workload("bad", 4, (workload.blocks[1], workload.blocks[0]), plan=workload.plan)
+    with pytest.raises(ConfigError, match="forward step before the backward step"):
+        split_steps(swapped)
+
+
+def test_auto_picks_1f1b_and_sequential_refuses_micro_batches():
+    workload = pipelined(1, 3)
+    assert select_schedule(TrainingSettings(), workload).__name__ == "one_f_one_b_schedule"
+    with pytest.raises(ConfigError, match="micro-batches"):
+        select_schedule(TrainingSettings(schedule="sequential"), workload)

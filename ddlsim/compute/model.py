@@ -41,6 +41,23 @@ class EfficiencyConfig:
 
 
 @dataclass
+class KernelModelConfig:
+    """The kernel-level roofline (`compute/kernel_roofline.py`) for model kinds with kernel lists.
+
+    Off by default; `compute=a100_megatron` turns it on with constants fitted to measured A100
+    Megatron runs (docs/validation.md).
+    """
+
+    enabled: bool = False
+    gemm: float = 0.8
+    memory: float = 0.8
+    host_per_launch: str = "0s"
+    device_per_kernel: str = "0s"
+    sm_count: int = 108
+    l2_ridge_flop_per_byte: float = 64.0
+
+
+@dataclass
 class ComputeConfig:
     """How compute tasks are priced: profiles first (see `source`), then the roofline."""
 
@@ -54,6 +71,22 @@ class ComputeConfig:
     embedding: EfficiencyConfig = field(default_factory=lambda: EfficiencyConfig(flop=0.3, memory=0.4))
     elementwise: EfficiencyConfig = field(default_factory=lambda: EfficiencyConfig(flop=0.5, memory=0.7))
     classes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_KIND_CLASSES))
+    kernels: KernelModelConfig = field(default_factory=KernelModelConfig)
+
+
+def _kernel_roofline(config: KernelModelConfig, device: DeviceSpec, efficiencies: dict[str, Efficiency],
+                     classes: dict[str, str]) -> Roofline:
+    from ddlsim.compute.kernel_roofline import KernelEfficiency, KernelRoofline
+
+    try:
+        kernel = KernelEfficiency(gemm=config.gemm, memory=config.memory,
+                                  host_s_per_launch=units.parse_time_s(config.host_per_launch, "host_per_launch"),
+                                  device_s_per_kernel=units.parse_time_s(config.device_per_kernel,
+                                                                         "device_per_kernel"),
+                                  sm_count=config.sm_count, l2_ridge_flop_per_byte=config.l2_ridge_flop_per_byte)
+    except ConfigError as error:
+        raise error.under("kernels") from None
+    return KernelRoofline(device=device, efficiencies=efficiencies, kind_classes=classes, kernel=kernel)
 
 
 def _efficiency(config: EfficiencyConfig, key: str) -> Efficiency:
@@ -94,7 +127,10 @@ class ComputeModel:
         if config.shipped_profiles:
             directories.append(SHIPPED_PROFILES)
         efficiencies = {name: _efficiency(getattr(config, name), name) for name in ("gemm", "embedding", "elementwise")}
-        roofline = Roofline(device=device, efficiencies=efficiencies, kind_classes=dict(config.classes))
+        if config.kernels.enabled:
+            roofline = _kernel_roofline(config.kernels, device, efficiencies, dict(config.classes))
+        else:
+            roofline = Roofline(device=device, efficiencies=efficiencies, kind_classes=dict(config.classes))
         return cls(device, roofline, source=config.source, profile_dirs=tuple(directories),
                    scaling=config.scaling, max_scale_ratio=config.max_scale_ratio)
 
@@ -133,8 +169,7 @@ class ComputeModel:
         ratio = work_size(task.flop, task.memory_bytes) / work_size(row.flop, row.memory_bytes)
         if self.max_scale_ratio and abs(math.log(ratio)) > math.log(self.max_scale_ratio):
             return None
-        work_class = self.roofline.work_class(task.signature, task.phase)
-        measured_shape_s = self.roofline.time_s(row.flop, row.memory_bytes, row.signature.precision, work_class)
+        measured_shape_s = self.roofline.shape_time_s(row.signature, row.phase, row.flop, row.memory_bytes)
         if measured_shape_s <= 0:
             return None
         return row.time_s * self.roofline.task_time_s(task) / measured_shape_s

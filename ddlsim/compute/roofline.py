@@ -71,3 +71,7 @@ class Roofline:
         """Time of one instance (count 1) of `task`."""
         return self.time_s(task.flop, task.memory_bytes, task.signature.precision,
                            self.work_class(task.signature, task.phase))
+
+    def shape_time_s(self, signature: ShardSignature, phase: Phase | str, flop: float, memory_bytes: float) -> float:
+        """Time of a shard of `signature` doing `flop` and `memory_bytes` in `phase` (a profiled shape)."""
+        return self.time_s(flop, memory_bytes, signature.precision, self.work_class(signature, phase))

@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(format_table(claims.to_dict("records"), {"figure": text, "claim": text, "paper": text, "measured": text,
                                                     "agrees": lambda v: {True: "yes", False: "NO"}.get(v, "n/a")}))
-    print(f"\n{len(rows)} points in {time.perf_counter() - started:.1f} s; wrote {args.out / 'results.csv'}, "
+    cpu_s = sum(row["cpu_s"] for row in rows)
+    print(f"\n{len(rows)} points in {time.perf_counter() - started:.1f} s ({cpu_s:.1f} s CPU); wrote {args.out / 'results.csv'}, "
           f"{args.out / 'comparison.csv'}, " + ", ".join(str(path) for path in figures))
     return 0
 

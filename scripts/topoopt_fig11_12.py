@@ -135,7 +135,7 @@ def reconfigurable_s(workload: Workload, parts, degree: int, bandwidths: tuple[f
         ocs = ReconfigPolicy(degree, bandwidth * GIGA, OCS_RECONFIGURATION_S, OCS_PERIOD_S, True, True)
         sipml = ReconfigPolicy(degree, bandwidth * GIGA, SIPML_RECONFIGURATION_S, None, False, False)
         rows.append({"link_bandwidth_gbps": bandwidth, "fabric": "OCS-reconfig", "iteration_time_s":
-                     simulate_reconfigurable(per_server, SERVERS, ocs, iterations=3).steady_iteration_s})
+                     simulate_reconfigurable(per_server, SERVERS, ocs, iterations=2).steady_iteration_s})
         rows.append({"link_bandwidth_gbps": bandwidth, "fabric": "SiP-ML", "iteration_time_s":
                      simulate_reconfigurable(per_gpu, SERVERS * GPUS, sipml, iterations=2).steady_iteration_s})
     return rows

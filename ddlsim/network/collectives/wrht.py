@@ -242,10 +242,10 @@ class Wrht(CollectiveAlgorithm):
         return all(request.fabric.fits(self._pattern(request, stage, group_size), request.layout, request.placement)
                    for stage in stages if stage.kind is StageKind.GATHER)
 
-    def plan(self, request: ScheduleRequest) -> list[Stage]:
+    def plan(self, request: ScheduleRequest, group_size: int = 0) -> list[Stage]:
         """WRHT's stages for this request; the all-to-all last stage only where the fabric carries it."""
         fabric, n = request.fabric, request.group_size
-        group_size = self.group_size(request)
+        group_size = group_size or self.group_size(request)
         stages = wrht_plan(n, group_size, fabric.wavelengths)
         for stage in stages:
             pattern = self._pattern(request, stage, group_size)
@@ -261,7 +261,7 @@ class Wrht(CollectiveAlgorithm):
     def _build(self, request: ScheduleRequest, explicit: bool) -> ScheduleBuilder:
         builder = ScheduleBuilder(request, self.name, 1, explicit=explicit)
         group_size = self.group_size(request)
-        for level, stage in enumerate(self.plan(request)):
+        for level, stage in enumerate(self.plan(request, group_size)):
             pattern = self._pattern(request, stage, group_size)
             reductions: tuple[Reduction, ...] = ()
             if stage.kind is not StageKind.BROADCAST:

@@ -149,11 +149,12 @@ class OpticalBudget:
                 best = min(largest, _integer_root(allowed, levels - 1)) if allowed >= 1 else 0
             if best >= max(smallest, 2):
                 return best
-        length = max_communication_length(num_nodes, 2)
+        shortest = min(max_communication_length(num_nodes, _smallest_base(num_nodes, levels))
+                       for levels in range(1, num_levels(num_nodes, 2) + 1))
         raise InfeasibleError(
             f"no WRHT group size in [2, {num_nodes}] meets the optical budget on {num_nodes} nodes: "
             f"lightpaths may pass at most {allowed} interfaces (power margin and BER {self.target_ber:g}), "
-            f"but even m=2 passes {length}")
+            f"but Eq. 7 gives at least {shortest} for every group size")
 
 
 def _integer_root(value: int, degree: int) -> int:

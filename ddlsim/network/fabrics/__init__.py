@@ -6,6 +6,7 @@ from ddlsim.network.fabrics import optical_ring as _optical_ring  # noqa: F401
 from ddlsim.network.fabrics import sipac as _sipac  # noqa: F401
 from ddlsim.network.fabrics import topoopt as _topoopt  # noqa: F401
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.opsquare import fabric as _opsquare  # noqa: F401
 from ddlsim.network.fabrics.ramp import fabric as _ramp  # noqa: F401
 
 __all__ = ["Fabric"]

@@ -11,7 +11,7 @@ packets, uniform random destinations). Writes under --out (default
                        plots, so the comparison uses the numbers its text states)
     fig2_opsquare.png, fig3_leafspine.png
 
-The default quick mode (256 nodes, three localities, three loads) takes well under a minute;
+The default quick mode (256 nodes, three localities, three loads) needs about 20 s of CPU;
 --full runs both scales, localities 0, 0.33, 0.67 and 1 and loads 0.1 to 1.0 (see
 benchmarks/bench_packet.py for its wall time).
 
@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(claims.to_dict("records"), {"figure": text, "claim": text, "paper": text, "measured": text,
                                                     "agrees": lambda v: {True: "yes", False: "NO"}.get(v, "n/a")}))
     cpu_s = sum(row["cpu_s"] for row in rows)
-    print(f"\n{len(rows)} points in {time.perf_counter() - started:.1f} s ({cpu_s:.1f} s CPU); wrote {args.out / 'results.csv'}, "
-          f"{args.out / 'comparison.csv'}, " + ", ".join(str(path) for path in figures))
+    written = [args.out / "results.csv", args.out / "comparison.csv", *figures]
+    print(f"\n{len(rows)} points in {time.perf_counter() - started:.1f} s ({cpu_s:.1f} s CPU); wrote "
+          + ", ".join(str(path) for path in written))
     return 0
 
 

@@ -9,7 +9,6 @@ head-of-line blocking and the two models must tell the same story.
 import numpy as np
 import pytest
 
-import ddlsim.network.fabrics.opsquare.fabric  # noqa: F401  (registers fabric=opsquare)
 from ddlsim.network.api import make_fabric
 from ddlsim.network.packet.opsquare_model import OpsquarePacketModel
 from ddlsim.network.packet.run_config import PacketRunConfig

@@ -48,7 +48,7 @@ from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES, Laye
 
 A = ACTIVATION_BYTES
 ADAM_BYTES_PER_PARAM = 28  # as megatron_tasks.ADAM_BYTES_PER_PARAM (kept here: this module must not import torch)
-GRAD_ACCUMULATION_BYTES_PER_WEIGHT = 6  # autograd adds a micro-batch's fp16 weight gradient into .grad: read 2 + 2, write 2
+GRAD_ACCUMULATION_BYTES_PER_WEIGHT = 6  # a micro-batch's fp16 weight gradient added into .grad: read 2 + 2, write 2
 GRAD_NORM_BYTES_PER_PARAM = 2  # one read of the fp16 gradients
 FUSED_SOFTMAX_BATCH_MULTIPLE = 4  # Megatron's fused softmax needs b x local heads to be a multiple of 4
 FUSED_SOFTMAX_MAX_SEQ = 2048

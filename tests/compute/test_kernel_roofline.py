@@ -5,8 +5,13 @@ import math
 import pytest
 
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
-from ddlsim.compute.kernel_roofline import (KernelEfficiency, KernelRoofline, gemm_utilisation, kernel_time_s,
-                                            kernels_time_s)
+from ddlsim.compute.kernel_roofline import (
+    KernelEfficiency,
+    KernelRoofline,
+    gemm_utilisation,
+    kernel_time_s,
+    kernels_time_s,
+)
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.compute.roofline import Roofline
 from ddlsim.errors import ConfigError

@@ -42,8 +42,17 @@ from dataclasses import dataclass
 
 from ddlsim.errors import ConfigError
 from ddlsim.registry import MODELS
-from ddlsim.types import (CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, ShardSignature,
-                          TaskBlock, Workload)
+from ddlsim.types import (
+    CollectiveCall,
+    CollectiveOp,
+    ComputeTask,
+    GroupLayout,
+    Phase,
+    Precision,
+    ShardSignature,
+    TaskBlock,
+    Workload,
+)
 from ddlsim.workload.equivalent.lm_head import lm_head_flop, lm_head_signature
 from ddlsim.workload.equivalent.megatron_layer import megatron_layer_signature
 from ddlsim.workload.gpt_kernels import kernels_for, total_bytes

@@ -1,0 +1,242 @@
+"""Score ddlsim against 1,549 measured Megatron-DeepSpeed GPT iteration times on A100 GPUs.
+
+    python scripts/validate_vtrain.py [DATA_DIR] [--out DIR] [--no-plot]
+
+DATA_DIR holds vTrain's ``ground_truth_single.csv`` (1,440 runs inside one 8-GPU node) and
+``ground_truth_multi.csv`` (109 runs on 64 to 512 GPUs); it defaults to
+``../shared/validation/vtrain`` beside the repository. Every row is simulated with `model=gpt`
+(1F1B pipeline schedule, full activation checkpointing, no gradient bucketing), the cluster of
+``configs/fabric/vtrain_a100.yaml`` (hierarchical rings, as NCCL's rings cross each node once)
+and the A100 kernel roofline of ``configs/compute/a100_megatron.yaml``, whose constants
+`scripts/fit_vtrain.py` fitted on the single-node file only (`fitting_mask`): every multi-node
+row is held out. (`half_groups_mask` is the seeded split that fit_vtrain.py's cross-validation
+uses to estimate the single-node error on runs the fit never saw.)
+
+Writes ``DIR/vtrain_predictions.csv`` (one row per measured run: inputs, measured and predicted
+milliseconds, error, whether the row was used for fitting) and ``DIR/vtrain_predicted_vs_measured.png``,
+and prints the mean absolute percentage error (MAPE), median and maximum absolute error by
+scale and split, and by parallelism.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from omegaconf import OmegaConf
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "validation" / "vtrain"
+COMPUTE_CONFIG = REPO / "configs" / "compute" / "a100_megatron.yaml"
+FABRIC = "vtrain_a100"
+ALGORITHM = "hierarchical"
+DEVICE = "a100_80gb"
+SPLIT_SEED = 9
+FILES = {"single-node": "ground_truth_single.csv", "multi-node": "ground_truth_multi.csv"}
+COLUMNS = {
+    "Parameters (billion)": "params_billion", "# GPUs": "gpus", "global batch": "global_batch",
+    "micro batch": "micro_batch", "hidden size": "d_model", "attention heads": "heads", "# layers": "layers",
+    "sequence length": "seq_len", "tensor parallelism": "tp", "data parallelism": "dp",
+    "pipeline parallelism": "pp", "iteration time (ms)": "measured_ms",
+}
+# Single-node rows are exactly linear in layers and micro-batches: the runs of one hidden size,
+# tensor-parallel degree and micro-batch share one measured per-layer cost. They are split by
+# that group, so that no held-out row shares a measurement with a fitting row.
+SPLIT_GROUP = ("d_model", "tp", "micro_batch")
+
+
+def load_rows(data_dir: Path) -> pd.DataFrame:
+    """Both files as one table with snake_case columns, `scale` and `parallelism` added."""
+    frames = []
+    for scale, name in FILES.items():
+        path = data_dir / name
+        frame = pd.read_csv(path, encoding="utf-8-sig")
+        frame = frame.rename(columns=lambda column: COLUMNS.get(column.strip(), column))
+        missing = sorted(set(COLUMNS.values()) - {"params_billion"} - set(frame.columns))
+        if missing:
+            raise ValueError(f"{path}: missing columns {missing}")
+        frame.insert(0, "scale", scale)
+        frame.insert(1, "source_row", np.arange(len(frame)))
+        frames.append(frame)
+    rows = pd.concat(frames, ignore_index=True)
+    rows["parallelism"] = [parallelism_label(*degrees) for degrees in zip(rows.tp, rows.dp, rows.pp, strict=True)]
+    return rows
+
+
+def parallelism_label(tp: int, dp: int, pp: int) -> str:
+    parts = [name for name, degree in (("TP", tp), ("DP", dp), ("PP", pp)) if degree > 1]
+    return "+".join(parts) or "none"
+
+
+def fitting_mask(rows: pd.DataFrame) -> pd.Series:
+    """The rows the shipped constants were fitted on: the single-node file."""
+    return rows.scale == "single-node"
+
+
+def half_groups_mask(rows: pd.DataFrame, seed: int = SPLIT_SEED) -> pd.Series:
+    """True for the single-node rows of a seeded half of the `SPLIT_GROUP` groups (cross-validation)."""
+    single = rows.scale == "single-node"
+    groups = sorted({tuple(int(v) for v in key) for key in rows.loc[single, list(SPLIT_GROUP)].itertuples(index=False)})
+    order = np.random.default_rng(seed).permutation(len(groups))
+    chosen = {groups[i] for i in order[: len(groups) // 2]}
+    keys = [tuple(int(v) for v in key) for key in rows[list(SPLIT_GROUP)].itertuples(index=False)]
+    return pd.Series([bool(s) and key in chosen for s, key in zip(single, keys, strict=True)], index=rows.index)
+
+
+@dataclass
+class Setup:
+    """Everything one simulation needs besides the row: device, compute model, collective timer."""
+
+    device: Any
+    compute: Any
+    collective_timer: Any
+    settings: Any
+
+
+def compute_config(overrides: dict[str, Any] | None = None) -> Any:
+    """The `compute=a100_megatron` group (its YAML over the schema defaults), plus `overrides`."""
+    from ddlsim.compute.model import ComputeConfig
+
+    node = OmegaConf.load(COMPUTE_CONFIG)
+    node.pop("defaults", None)
+    merged = OmegaConf.merge(OmegaConf.structured(ComputeConfig), node, OmegaConf.create(overrides or {}))
+    return OmegaConf.to_object(merged)
+
+
+def build_setup(compute_overrides: dict[str, Any] | None = None,
+                fabric_overrides: dict[str, Any] | None = None) -> Setup:
+    from ddlsim.compute.devices import DeviceConfig, DeviceSpec
+    from ddlsim.compute.model import ComputeModel
+    from ddlsim.network.api import make_fabric
+    from ddlsim.training import TrainingSettings
+    from ddlsim.training.run import network_timer, reduction_model
+
+    device = DeviceSpec.from_config(DeviceConfig(name=DEVICE))
+    compute = ComputeModel.from_config(compute_config(compute_overrides), device)
+    fabric = make_fabric(FABRIC, **(fabric_overrides or {}))
+    timer = network_timer(fabric, ALGORITHM, reduction_model(device))
+    return Setup(device, compute, timer, TrainingSettings())
+
+
+def simulate_row(row: Any, setup: Setup) -> Any:
+    """The `TrainingResult` of one measured run."""
+    from ddlsim.training import Pricer, simulate_training
+    from ddlsim.training.run import compute_timer
+    from ddlsim.workload.models.gpt import GptConfig, GptModel
+    from ddlsim.workload.parallel import ParallelConfig
+
+    model = GptModel.from_config(GptConfig(d_model=int(row.d_model), heads=int(row.heads), layers=int(row.layers),
+                                           seq_len=int(row.seq_len), global_batch=int(row.global_batch)))
+    parallel = ParallelConfig(tensor=int(row.tp), data=int(row.dp), pipeline=int(row.pp),
+                              micro_batch=int(row.micro_batch), max_gpus=int(row.gpus))
+    workload = model.build_workload(parallel, setup.device.memory_bytes)
+    pricer = Pricer(setup.collective_timer, compute_timer(setup.compute))
+    return simulate_training(workload, pricer, setup.settings)
+
+
+def simulate_rows(rows: pd.DataFrame, setup: Setup) -> pd.DataFrame:
+    """`rows` with predicted_ms, compute_ms, exposed_comm_ms and error_pct (signed) added."""
+    predicted, compute, exposed = [], [], []
+    for row in rows.itertuples(index=False):
+        iteration = simulate_row(row, setup).iteration
+        predicted.append(1e3 * iteration.iteration_time_s)
+        compute.append(1e3 * iteration.compute_time_s)
+        exposed.append(1e3 * iteration.exposed_comm_time_s)
+    out = rows.copy()
+    out["predicted_ms"], out["compute_ms"], out["exposed_comm_ms"] = predicted, compute, exposed
+    out["error_pct"] = 100.0 * (out.predicted_ms - out.measured_ms) / out.measured_ms
+    return out
+
+
+def error_table(results: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    grouped = results.assign(abs_error=results.error_pct.abs()).groupby(by, sort=True)
+    table = grouped.agg(rows=("abs_error", "size"), mape_pct=("abs_error", "mean"),
+                        median_pct=("abs_error", "median"), max_pct=("abs_error", "max"),
+                        bias_pct=("error_pct", "mean"))
+    return table.round(2)
+
+
+def split_label(results: pd.DataFrame) -> pd.Series:
+    return np.where(results.fitted, "fitting", "held-out")
+
+
+def report(results: pd.DataFrame) -> str:
+    results = results.assign(split=split_label(results))
+    parts = ["By scale and split (fitting: the single-node rows the constants were fitted on; held-out: the rest):",
+             error_table(results, ["scale", "split"]).to_string(),
+             "", "By scale, split and parallelism:",
+             error_table(results, ["scale", "split", "parallelism"]).to_string(),
+             "", "Multi-node rows by model size:",
+             error_table(results[results.scale == "multi-node"], ["params_billion"]).to_string()]
+    return "\n".join(parts)
+
+
+def plot(results: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    styles = {("single-node", True): ("tab:blue", "single node, used for fitting"),
+              ("single-node", False): ("tab:cyan", "single node, held out"),
+              ("multi-node", False): ("tab:red", "multi node, held out")}
+    for axis, scale in zip(axes, FILES, strict=True):
+        subset = results[results.scale == scale]
+        for (style_scale, fitted), (color, label) in styles.items():
+            points = subset[(subset.scale == style_scale) & (subset.fitted == fitted)]
+            if len(points):
+                mape = points.error_pct.abs().mean()
+                axis.scatter(points.measured_ms / 1e3, points.predicted_ms / 1e3, s=9, alpha=0.6, color=color,
+                             label=f"{label} ({len(points)} rows, MAPE {mape:.1f} %)")
+        low = min(subset.measured_ms.min(), subset.predicted_ms.min()) / 1e3 / 1.2
+        high = max(subset.measured_ms.max(), subset.predicted_ms.max()) / 1e3 * 1.2
+        axis.plot([low, high], [low, high], color="black", linewidth=0.8)
+        for factor in (0.9, 1.1):
+            axis.plot([low, high], [low * factor, high * factor], color="black", linewidth=0.5, linestyle=":")
+        axis.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high), xlabel="measured iteration time (s)",
+                 ylabel="ddlsim iteration time (s)", title=f"{scale} A100 runs (dotted: ±10 %)")
+        for ticks in (axis.xaxis, axis.yaxis):
+            ticks.set_major_formatter(ScalarFormatter())
+            ticks.set_minor_formatter(NullFormatter())
+        axis.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+
+
+def run(data_dir: Path, out_dir: Path, *, draw: bool = True) -> pd.DataFrame:
+    rows = load_rows(data_dir)
+    rows["fitted"] = fitting_mask(rows)
+    results = simulate_rows(rows, build_setup())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results.to_csv(out_dir / "vtrain_predictions.csv", index=False, float_format="%.6g")
+    if draw:
+        plot(results, out_dir / "vtrain_predicted_vs_measured.png")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA, help="directory of the two CSVs")
+    parser.add_argument("--out", type=Path, default=REPO / "outputs" / "validation", help="where results go")
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    args = parser.parse_args()
+    if not all((args.data_dir / name).is_file() for name in FILES.values()):
+        sys.exit(f"validate_vtrain: {args.data_dir} does not hold {' and '.join(FILES.values())}")
+    start = time.perf_counter()
+    results = run(args.data_dir, args.out, draw=not args.no_plot)
+    elapsed = time.perf_counter() - start
+    print(f"{len(results)} measured runs simulated in {elapsed:.1f} s; results in {args.out}")
+    print(report(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Time to simulate the measured A100 runs of ../shared/validation/vtrain (scripts/validate_vtrain.py).
+
+    python benchmarks/bench_vtrain_validation.py [--repeats 3]
+
+Prints the median wall time of simulating all single-node rows and all multi-node rows (each
+repeat builds a fresh setup, so no collective or compute price is cached between repeats), and
+of the largest pipeline alone (175 B, 32 stages, 192 micro-batches: its 1F1B graph). Target:
+the whole validation in seconds, not minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import time
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "validate_vtrain.py"
+spec = importlib.util.spec_from_file_location("validate_vtrain", SCRIPT)
+validate = importlib.util.module_from_spec(spec)
+sys.modules.setdefault("validate_vtrain", validate)
+spec.loader.exec_module(validate)
+
+
+def timed(run, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data_dir", nargs="?", type=Path, default=validate.DEFAULT_DATA)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rows = validate.load_rows(args.data_dir)
+    for scale in validate.FILES:
+        subset = rows[rows.scale == scale]
+        times = timed(lambda subset=subset: validate.simulate_rows(subset, validate.build_setup()), args.repeats)
+        median = statistics.median(times)
+        print(f"{scale}: {len(subset)} rows, median {median:.2f} s ({min(times):.2f} to {max(times):.2f} s), "
+              f"{1e3 * median / len(subset):.1f} ms per row")
+    largest = rows[(rows.scale == "multi-node") & (rows.pp == rows.pp.max())].sort_values("micro_batch").head(1)
+    setup = validate.build_setup()
+    validate.simulate_rows(largest, setup)  # prices cached: this times the schedule and the timeline
+    row = largest.iloc[0]
+    ops = validate.simulate_row(next(largest.itertuples(index=False)), setup).iteration.num_ops
+    times = timed(lambda: validate.simulate_rows(largest, setup), args.repeats)
+    print(f"largest pipeline ({row.params_billion:g} B, TP {row.tp} x DP {row.dp} x PP {row.pp}, micro-batch "
+          f"{row.micro_batch}): {ops} ops, median {statistics.median(times):.2f} s per simulation")
+
+
+if __name__ == "__main__":
+    main()

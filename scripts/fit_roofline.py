@@ -15,6 +15,13 @@ on shapes the fit never saw. The defaults of the
 `--peak` / `--bandwidth` replace the device's datasheet figures (all precisions), for devices
 such as a CPU whose datasheet entry is a placeholder; an efficiency above 1 means the datasheet
 understates the device, and the script says so.
+
+``--kernels`` fits the kernel-level roofline instead (`compute.kernels.*`,
+ddlsim/compute/kernel_roofline.py) to the rows of model kinds with kernel lists (GPT and
+Megatron layers, output layers, embeddings, optimizer shards): its GEMM efficiency, memory
+efficiency and per-kernel device gap, by a grid search of the same error. Profiles time the GPU
+only, so the host launch cost is not fitted here (scripts/fit_vtrain.py fits it from whole
+iteration times).
 """
 
 from __future__ import annotations
@@ -31,10 +38,12 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
+from ddlsim.compute.kernel_roofline import KernelEfficiency, gemm_utilisation
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, WORK_CLASSES, Efficiency, Roofline
 from ddlsim.types import Precision
+from ddlsim.workload.gpt_kernels import has_kernels, kernels_for
 
 FLOP_GRID = np.geomspace(0.001, 50.0, 120)
 MEMORY_GRID = np.geomspace(0.001, 50.0, 120)
@@ -130,6 +139,82 @@ def summary(label: str, errors: list[float]) -> str:
             f"median {statistics.median(errors):.1f} %, max {max(errors):.1f} %")
 
 
+# ---- the kernel-level roofline (--kernels) -------------------------------------------------------
+KERNEL_EFFICIENCY_GRID = np.linspace(0.2, 1.0, 41)
+KERNEL_GAP_GRID_S = np.concatenate([[0.0], np.geomspace(1e-7, 1e-4, 31)])
+
+
+@dataclass(frozen=True)
+class KernelFeatures:
+    """The kernels of all rows, flattened: seconds at full efficiency, and which row each belongs to."""
+
+    compute_s: np.ndarray
+    memory_s: np.ndarray
+    row: np.ndarray
+    kernels_per_row: np.ndarray
+
+
+def kernel_features(rows: list[ProfileRow], device: DeviceSpec) -> KernelFeatures:
+    compute, memory, owner, counts = [], [], [], []
+    for index, row in enumerate(rows):
+        kernels = [kernel for kernel in kernels_for(row.signature, row.phase) if kernel.on_device]
+        peak = device.peak(row.signature.precision)
+        for kernel in kernels:
+            use = gemm_utilisation(kernel.m, kernel.n, kernel.batch) if kernel.is_gemm else 1.0
+            compute.append(kernel.flop / (peak * use))
+            memory.append(kernel.bytes / device.memory_bandwidth_bytes_per_s)
+            owner.append(index)
+        counts.append(len(kernels))
+    return KernelFeatures(np.array(compute), np.array(memory), np.array(owner, dtype=int), np.array(counts))
+
+
+def kernel_times_s(features: KernelFeatures, gemm: float, memory: float, gap_s: float) -> np.ndarray:
+    per_kernel = np.maximum(features.compute_s / gemm, features.memory_s / memory)
+    return np.bincount(features.row, per_kernel, minlength=len(features.kernels_per_row)) + \
+        features.kernels_per_row * gap_s
+
+
+def fit_kernels(rows: list[ProfileRow], device: DeviceSpec) -> KernelEfficiency:
+    """Grid search of (gemm, memory, device gap) minimising the mean absolute log error."""
+    features = kernel_features(rows, device)
+    measured = np.log(np.array([row.time_s for row in rows]))
+    best = (np.inf, KernelEfficiency())
+    for gemm in KERNEL_EFFICIENCY_GRID:
+        for memory in KERNEL_EFFICIENCY_GRID:
+            base = kernel_times_s(features, gemm, memory, 0.0)
+            times = base[None, :] + features.kernels_per_row[None, :] * KERNEL_GAP_GRID_S[:, None]
+            errors = np.abs(np.log(times) - measured[None, :]).mean(axis=1)
+            gap = int(np.argmin(errors))
+            if errors[gap] < best[0] - 1e-12:
+                best = (float(errors[gap]), KernelEfficiency(gemm=float(gemm), memory=float(memory),
+                                                             device_s_per_kernel=float(KERNEL_GAP_GRID_S[gap])))
+    return best[1]
+
+
+def kernel_percent_errors(rows: list[ProfileRow], efficiency: KernelEfficiency, device: DeviceSpec) -> list[float]:
+    if not rows:
+        return []
+    times = kernel_times_s(kernel_features(rows, device), efficiency.gemm, efficiency.memory,
+                           efficiency.device_s_per_kernel)
+    return [100 * abs(time_s - row.time_s) / row.time_s for time_s, row in zip(times, rows, strict=True)]
+
+
+def main_kernels(rows: list[ProfileRow], held: set[str], device: DeviceSpec) -> None:
+    rows = [row for row in rows if has_kernels(row.signature.model_kind)]
+    fitting = [row for row in rows if shape_key(row) not in held]
+    held_out = [row for row in rows if shape_key(row) in held]
+    if not fitting:
+        sys.exit("fit_roofline --kernels: no profile row of a model kind with a kernel list")
+    efficiency = fit_kernels(fitting, device)
+    print(f"kernel roofline: gemm efficiency {efficiency.gemm:.3f}, memory efficiency {efficiency.memory:.3f}, "
+          f"device gap {units.format_time_s(efficiency.device_s_per_kernel)} per kernel ({len(fitting)} rows)")
+    print(summary("fitted, on the fitting rows ", kernel_percent_errors(fitting, efficiency, device)))
+    print(summary("fitted, on held-out shapes  ", kernel_percent_errors(held_out, efficiency, device)))
+    print(f"overrides: compute.kernels.enabled=true compute.kernels.gemm={efficiency.gemm:.3f} "
+          f"compute.kernels.memory={efficiency.memory:.3f} "
+          f"compute.kernels.device_per_kernel={efficiency.device_s_per_kernel:.3g}s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", type=Path, help="profile directories (one device) or CSV files")
@@ -137,6 +222,7 @@ def main() -> None:
     parser.add_argument("--peak", default="", help="peak FLOP/s for every precision, e.g. 166GFLOPS")
     parser.add_argument("--bandwidth", default="", help="memory bandwidth, e.g. 50GB/s")
     parser.add_argument("--holdout-every", type=int, default=3, help="hold out one shape in N of each model kind")
+    parser.add_argument("--kernels", action="store_true", help="fit the kernel-level roofline (compute.kernels.*)")
     args = parser.parse_args()
 
     device = device_spec(args.device, args.peak, args.bandwidth)
@@ -151,6 +237,9 @@ def main() -> None:
           f"{len(held_out)} held out ({len({shape_key(r) for r in held_out})} shapes never seen by the fit)")
     for key in sorted({shape_key(r) for r in held_out}):
         print(f"  held out: {key}")
+    if args.kernels:
+        main_kernels(rows, held, device)
+        return
 
     roofline = defaults_roofline(device)
     by_class: dict[str, list[ProfileRow]] = defaultdict(list)

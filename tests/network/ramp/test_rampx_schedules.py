@@ -146,3 +146,23 @@ def test_network_cost_of_the_fabric() -> None:
     assert cost.capex_usd == pytest.approx(2097152 * 600 + 32768 * 3000)
     assert cost.power_w == pytest.approx(2097152 * 3.4)
     assert LARGE.table2()["total_capacity_bps"] == pytest.approx(0.8388608e18)
+
+
+@pytest.mark.parametrize("name", ["rhd", "bruck", "direct", "binary_tree"])
+def test_generic_algorithms_without_pipelines_price_the_same_in_both_views_on_ramp(name) -> None:
+    """Ring and RHD on RAMP (6.3.1) go through the same transcoder; pipelined algorithms (class
+    windows) are priced per class in the compact view, an approximation documented in docs/ramp.md."""
+    from ddlsim.registry import ALGORITHMS
+
+    algorithm = ALGORITHMS.make(name)
+    model = ReductionModel.from_datasheet()
+    for fabric, n in ((FIG8, 54), (LARGE, 64)):
+        for op in sorted(algorithm.ops):
+            if algorithm.supports(fabric, op, n) is not None:
+                continue
+            req = request(op, n, fabric, size=0 if op is CollectiveOp.BARRIER else 10**8)
+            compact = price_schedule(StepPricer(fabric), algorithm.compact(req), req.layout, req.placement,
+                                     req.size_bytes, model)
+            explicit = price_explicit(fabric, algorithm.explicit(req), req.layout, req.placement, req.size_bytes,
+                                      model)
+            assert compact.time_s == pytest.approx(explicit.time_s, rel=1e-9), (name, op)

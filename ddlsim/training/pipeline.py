@@ -42,7 +42,6 @@ from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
 
 MICRO_BATCH_PLAN_KEY = "micro_batches"
-STAGE_RANKS_PLAN_KEY = "stage_ranks"
 
 
 def micro_batches(workload: Workload) -> int:
@@ -152,7 +151,7 @@ def one_f_one_b_schedule(workload: Workload, pricer: Pricer, settings: TrainingS
     overlap = settings.overlap is Overlap.DP_BACKWARD
     orders = [one_f_one_b_order(stage, stages, micro) for stage in range(stages)]
     position = [0] * stages
-    sends: dict[tuple[str, int, int], int | None] = {}
+    sends: dict[tuple[str, int, int], int | None] = {}  # (F or B, stage, micro-batch) -> op the neighbour waits for
     last_backward: dict[int, list[int]] = {}
     remaining = sum(len(order) for order in orders)
     while remaining:

@@ -113,3 +113,24 @@ def test_auto_picks_1f1b_and_sequential_refuses_micro_batches():
     assert select_schedule(TrainingSettings(), workload).__name__ == "one_f_one_b_schedule"
     with pytest.raises(ConfigError, match="micro-batches"):
         select_schedule(TrainingSettings(schedule="sequential"), workload)
+
+
+def test_gpt_workload_runs_every_layer_of_every_micro_batch_once():
+    from ddlsim.registry import MODELS
+    from ddlsim.workload.parallel import ParallelConfig
+
+    workload = MODELS.make("gpt", layers=8, global_batch=24).build_workload(
+        ParallelConfig(tensor=2, data=2, pipeline=4, micro_batch=2), 80 * 2**30)
+    graph = build_graph(workload, Pricer(AlphaBeta(bytes_per_s=1e12), FlopTimer(1e15)), TrainingSettings())
+    executions: dict[str, int] = {}
+    for op in graph.ops:
+        name = getattr(op.task, "name", "")
+        executions[name] = executions.get(name, 0) + op.executions
+    micro = workload.plan["micro_batches"]
+    assert micro == 6
+    assert executions["layer_forward"] == executions["layer_backward"] == micro * 8
+    assert executions["layer_recompute"] == micro * 8
+    assert executions["embedding_forward"] == executions["output_backward"] == micro  # first and last stage only
+    assert executions["pp_send_forward"] == executions["pp_send_backward"] == micro * 3
+    assert executions["optimizer_step"] == 4 and executions["dp_gradient_all_reduce"] == 4
+    assert {op.stage for op in graph.ops} == {0, 1, 2, 3}

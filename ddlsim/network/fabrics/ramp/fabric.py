@@ -259,13 +259,16 @@ class RampFabric(Fabric):
         every transfer then gets all x transceiver groups (the transcoder's answer, found directly)."""
         if np.unique(src).size != src.size or np.unique(dst).size != dst.size:
             return False
-        gs, _, ls = self.dims.coords(src)
-        gd, _, ld = self.dims.coords(dst)
-        wave = ld if self.subnet == "broadcast_select" else (ld - ls) % self.dims.wavelengths
-        key = (gs * self.dims.x + gd) * self.dims.wavelengths + wave
-        if self.subnet == "route_switch":
-            return True  # crossbar ports are per (rack, node number): distinct nodes never collide
-        return np.unique(key).size == key.size
+        gs, js, ls = self.dims.coords(src)
+        gd, jd, ld = self.dims.coords(dst)
+        pair = (gs * self.dims.x + gd) * self.dims.wavelengths
+        if self.subnet == "route_switch":  # one source rack per crossbar input and output
+            keys = [(pair + ld) * self.dims.racks + js, (pair + ld) * self.dims.racks + jd]
+        elif self.subnet == "route_broadcast":
+            keys = [(pair + ld) * self.dims.wavelengths + (ld - ls) % self.dims.wavelengths]
+        else:
+            keys = [pair + ld]
+        return all(np.unique(key).size == key.size for key in keys)
 
     def _multicast_groups(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Transceiver groups per transfer of a multicast step (one wavelength per group)."""

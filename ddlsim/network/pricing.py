@@ -23,6 +23,9 @@ import numpy as np
 
 from ddlsim.units import BITS_PER_BYTE
 
+# Below one flow entry per SPARSE_RATIO resources, loads are kept for the used resources only.
+SPARSE_RATIO = 8
+
 
 @dataclass(frozen=True, eq=False)
 class Routes:
@@ -115,12 +118,17 @@ def price_flows(routes: Routes, capacity_bps: np.ndarray, weights: np.ndarray, *
             class_parts.append(slot_classes)
     ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int64)
     entry_weights = np.concatenate(weight_parts) if weight_parts else np.zeros(0)
+    if routes.fixed_loads is None and ids.size * SPARSE_RATIO < capacity_bps.size:
+        # Few flows on a fabric with millions of resources: work on the resources they use only.
+        # bincount adds each resource's entries in the same order either way: identical sums.
+        used, ids = np.unique(ids, return_inverse=True)
+        capacity_bps = capacity_bps[used]
     loads = np.bincount(ids, weights=entry_weights, minlength=capacity_bps.size)
     if routes.fixed_loads is not None:
         loads = loads + routes.fixed_loads
     time_per_unit = loads * BITS_PER_BYTE / capacity_bps
     latency_s = float(routes.latency_s.max())
-    s_per_unit = float(time_per_unit.max())
+    s_per_unit = float(time_per_unit.max()) if time_per_unit.size else 0.0
     if classes is None or num_classes == 0 or routes.fixed_loads is not None:
         return PatternCost(latency_s, s_per_unit)
     entry_classes = np.concatenate(class_parts) if class_parts else np.zeros(0, dtype=np.int64)

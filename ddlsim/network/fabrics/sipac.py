@@ -18,6 +18,7 @@ the per-pair channels (cu, level, port) of capacity b; flows crossing a channel 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -26,6 +27,14 @@ from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
+
+
+@lru_cache(maxsize=8)
+def _uniform_capacity(size: int, bandwidth_bps: float) -> np.ndarray:
+    """One read-only capacity array per fabric shape (a 65,536-CU SiPAC has 4 million ports)."""
+    capacity = np.full(size, bandwidth_bps)
+    capacity.flags.writeable = False
+    return capacity
 
 
 def check_bcube(radix: int, levels: int) -> int:
@@ -137,7 +146,7 @@ class Sipac(Fabric):
                 "sipac_levels": self.levels, "pair_bandwidth_bps": self.pair_bandwidth_bps}
 
     def capacity_bps(self) -> np.ndarray:
-        return np.full(self.num_nodes * self.levels * self.radix, self.pair_bandwidth_bps)
+        return _uniform_capacity(self.num_nodes * self.levels * self.radix, self.pair_bandwidth_bps)
 
     def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
         leaving, hops = bcube_hops(src_nodes, dst_nodes, self.radix, self.levels)

@@ -231,7 +231,7 @@ class RampFabric(Fabric):
 
     def step_plan(self, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:
         """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
-        if self._disjoint_one_to_one(src, dst):
+        if src.size == 0:
             return self.dims.x, 1
         dims = self.dims  # the plan depends on the structure, not on the line rate
         key = (dims.x, dims.racks, dims.wavelengths, self.subnet, self.transceiver_policy, content_key(src, dst))
@@ -241,24 +241,26 @@ class RampFabric(Fabric):
             return cached
         peers = int(np.bincount(src).max())
         one_to_one = peers == 1 and int(np.bincount(dst).max()) == 1
-        use_all = one_to_one or self.transceiver_policy == "greedy"
-        best: tuple[float, int, int] | None = None
-        for rule in (*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES):
-            plan = transcoder.plan_step(self.dims, src, dst, members=peers + 1, rule=rule, use_all=use_all,
-                                        kind=self.subnet)
-            if best is None or plan.slowdown < best[0]:
-                best = (plan.slowdown, plan.per_pair, plan.rounds)
-        assert best is not None
-        _PLANS[key] = best[1:]
+        if one_to_one and self._wavelengths_disjoint(src, dst):
+            plan_found = (self.dims.x, 1)
+        else:
+            use_all = one_to_one or self.transceiver_policy == "greedy"
+            best: tuple[float, int, int] | None = None
+            for rule in (*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES):
+                plan = transcoder.plan_step(self.dims, src, dst, members=peers + 1, rule=rule, use_all=use_all,
+                                            kind=self.subnet)
+                if best is None or plan.slowdown < best[0]:
+                    best = (plan.slowdown, plan.per_pair, plan.rounds)
+            assert best is not None
+            plan_found = best[1:]
+        _PLANS[key] = plan_found
         while len(_PLANS) > _PLAN_CACHE_SIZE:
             _PLANS.popitem(last=False)
-        return best[1], best[2]
+        return plan_found
 
-    def _disjoint_one_to_one(self, src: np.ndarray, dst: np.ndarray) -> bool:
-        """True when no node sends or receives twice and no two transfers share a subnet wavelength:
-        every transfer then gets all x transceiver groups (the transcoder's answer, found directly)."""
-        if np.unique(src).size != src.size or np.unique(dst).size != dst.size:
-            return False
+    def _wavelengths_disjoint(self, src: np.ndarray, dst: np.ndarray) -> bool:
+        """For one-to-one transfers: True when no two share a subnet wavelength. Every transfer then
+        gets all x transceiver groups (the transcoder's answer, found directly)."""
         gs, js, ls = self.dims.coords(src)
         gd, jd, ld = self.dims.coords(dst)
         pair = (gs * self.dims.x + gd) * self.dims.wavelengths

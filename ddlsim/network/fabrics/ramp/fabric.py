@@ -246,9 +246,10 @@ class RampFabric(Fabric):
         else:
             use_all = one_to_one or self.transceiver_policy == "greedy"
             best: tuple[float, int, int] | None = None
-            for rule in (*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES):
-                plan = transcoder.plan_step(self.dims, src, dst, members=peers + 1, rule=rule, use_all=use_all,
-                                            kind=self.subnet)
+            plans = transcoder.plan_step_rules(self.dims, src, dst, members=peers + 1, use_all=use_all,
+                                               rules=(*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES),
+                                               kind=self.subnet)
+            for plan in plans:
                 if best is None or plan.slowdown < best[0]:
                     best = (plan.slowdown, plan.per_pair, plan.rounds)
             assert best is not None
@@ -270,7 +271,7 @@ class RampFabric(Fabric):
             keys = [(pair + ld) * self.dims.wavelengths + (ld - ls) % self.dims.wavelengths]
         else:
             keys = [pair + ld]
-        return all(np.unique(key).size == key.size for key in keys)
+        return all(transcoder.all_distinct(key) for key in keys)
 
     def _multicast_groups(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Transceiver groups per transfer of a multicast step (one wavelength per group)."""

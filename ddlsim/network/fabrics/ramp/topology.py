@@ -104,9 +104,9 @@ class RampDims:
         nodes = np.asarray(nodes, dtype=np.int64)
         if nodes.size and (nodes.min() < 0 or nodes.max() >= self.num_nodes):
             raise ConfigError("node", int(nodes.max()), f"must be in [0, {self.num_nodes})")
-        lam = nodes % self.wavelengths
-        rest = nodes // self.wavelengths
-        return rest // self.racks, rest % self.racks, lam
+        rest, lam = np.divmod(nodes, self.wavelengths)
+        g, j = np.divmod(rest, self.racks)
+        return g, j, lam
 
     def node_id(self, g: np.ndarray | int, j: np.ndarray | int, lam: np.ndarray | int) -> np.ndarray:
         g, j, lam = (np.asarray(v, dtype=np.int64) for v in (g, j, lam))

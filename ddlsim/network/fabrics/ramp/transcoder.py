@@ -80,9 +80,9 @@ def wavelengths_of(kind: str, lam_src: np.ndarray, lam_dst: np.ndarray, num_wave
 
 def sharing_count(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str) -> int:
     """Most transfers of a step that compete for one (subnet pair, wavelength) resource."""
-    keys = [key for name, key in _shared_keys(dims, src, dst, kind, np.zeros(src.size, dtype=np.int64))
-            if name != "receiver" and name != "transmitter"]
-    return max(_max_multiplicity(key) for key in keys) if src.size else 0
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    return _StepResources(dims, src, dst, kind).sharing if src.size else 0
 
 
 def transceivers_per_pair(dims: RampDims, members: int, peers_per_node: int, sharing: int, *,
@@ -139,32 +139,73 @@ class StepAssignment:
                                                     self.dst_group, self.transceiver, first)]
 
 
+def _resource_bases(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str,
+                    coords_src: tuple[np.ndarray, ...], coords_dst: tuple[np.ndarray, ...]
+                    ) -> list[tuple[str, np.ndarray, int]]:
+    """(resource, key at transceiver group 0, multiplier): a row's key is base + transceiver * multiplier.
+
+    Keys are non-negative and distinct for distinct resources; a transfer's coordinates and
+    wavelength are computed once and serve every transceiver group it may use.
+    """
+    gs, js, ls = coords_src
+    gd, jd, ld = coords_dst
+    x, lam = dims.x, dims.wavelengths
+    wave = wavelengths_of(kind, ls, ld, lam)
+    pair = (gs * x + gd) * x  # the subnet (gs, gd, t) is pair + t
+    bases = [("transmitter", src * x, 1), ("receiver", dst * x, 1)]
+    if kind == "broadcast_select":
+        bases.append(("subnet_wavelength", pair * lam + wave, lam))
+    elif kind == "route_broadcast":
+        bases.append(("star_coupler_wavelength", (pair * lam + ld) * lam + wave, lam * lam))
+    else:
+        port = (pair * lam + ld) * dims.racks
+        bases.append(("crossbar_input", port + js, lam * dims.racks))
+        bases.append(("crossbar_output", port + jd, lam * dims.racks))
+    return [(name, base.astype(np.int64, copy=False), multiplier) for name, base, multiplier in bases]
+
+
 def _shared_keys(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str,
                  transceiver: np.ndarray) -> list[tuple[str, np.ndarray]]:
-    gs, js, ls = dims.coords(src)
-    gd, jd, ld = dims.coords(dst)
-    x = dims.x
-    wave = wavelengths_of(kind, ls, ld, dims.wavelengths)
-    subnet = (gs * x + gd) * x + transceiver
-    keys = [("transmitter", src * x + transceiver), ("receiver", dst * x + transceiver)]
-    if kind == "broadcast_select":
-        keys.append(("subnet_wavelength", subnet * dims.wavelengths + wave))
-    elif kind == "route_broadcast":
-        keys.append(("star_coupler_wavelength", (subnet * dims.wavelengths + ld) * dims.wavelengths + wave))
-    else:
-        keys.append(("crossbar_input", (subnet * dims.wavelengths + ld) * dims.racks + js))
-        keys.append(("crossbar_output", (subnet * dims.wavelengths + ld) * dims.racks + jd))
-    return [(name, key.astype(np.int64)) for name, key in keys]
+    bases = _resource_bases(dims, src, dst, kind, dims.coords(src), dims.coords(dst))
+    return [(name, base + transceiver * multiplier) for name, base, multiplier in bases]
 
 
 def _occurrence(keys: np.ndarray) -> np.ndarray:
     """For each entry, how many earlier entries share its key (0 for the first)."""
     order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]) if keys.size else np.zeros(0, bool)
-    run_start = np.maximum.accumulate(np.where(starts, np.arange(keys.size), 0))
-    occurrence = np.empty(keys.size, dtype=np.int64)
-    occurrence[order] = np.arange(keys.size) - run_start
+    return _occurrence_sorted(keys[order], order)
+
+
+def _round_occurrence(key: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """`_occurrence` of the (key, round) pairs, i.e. of key * (size + 1) + rounds.
+
+    When the pairs fit, each is tagged with its index into one unique int64 and sorted by
+    numpy's (fast, unstable) sort: sorting unique values orders equal pairs by index, as the
+    stable argsort does. Otherwise the stable argsort is used."""
+    size = key.size
+    if size == 0:
+        return np.zeros(0, dtype=np.int64)
+    low_key, top_key = int(key.min()), int(key.max()) + 1
+    top_round = int(rounds.max()) + 1
+    # top_round <= size + 1: key * (size + 1) + rounds tells pairs apart, so both encodings agree.
+    if (low_key >= 0 and int(rounds.min()) >= 0 and top_round <= size + 1
+            and top_key * (size + 1) < _INT64_LIMIT and top_key * top_round * size < _INT64_LIMIT):
+        tagged = np.sort((key * top_round + rounds) * size + np.arange(size, dtype=np.int64))
+        pair, order = np.divmod(tagged, size)
+        return _occurrence_sorted(pair, order)
+    return _occurrence(key * (size + 1) + rounds)
+
+
+_INT64_LIMIT = 2 ** 63
+
+
+def _occurrence_sorted(sorted_keys: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """`_occurrence` given the keys sorted with equal keys in index order, and that order."""
+    size = order.size
+    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]) if size else np.zeros(0, bool)
+    run_start = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
+    occurrence = np.empty(size, dtype=np.int64)
+    occurrence[order] = np.arange(size) - run_start
     return occurrence
 
 
@@ -178,47 +219,113 @@ def contention_violations(dims: RampDims, assignment: StepAssignment, kind: str)
     return result
 
 
-def _spread(dims: RampDims, src: np.ndarray, dst: np.ndarray, rule: str, per_pair: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows (transfer, src, dst, transceiver): base group plus groups spaced x // per_pair apart."""
-    gs, js, ls = dims.coords(src)
-    gd, jd, ld = dims.coords(dst)
+def _base_groups(rule: str, coords_src: tuple[np.ndarray, ...], coords_dst: tuple[np.ndarray, ...],
+                 x: int) -> np.ndarray:
+    """The base transceiver group of every transfer under `rule`."""
+    gs, js, ls = coords_src
+    gd, jd, ld = coords_dst
     if rule in NUMBERED_RULES:
-        base = NUMBERED_RULES[rule](gs, js, ls, gd, jd, ld, dims.x)
-    else:
-        base = BASE_RULES[rule](gs, js, gd, jd, dims.x)
-    offsets = np.arange(per_pair, dtype=np.int64) * (dims.x // per_pair)
-    transfer = np.repeat(np.arange(src.size, dtype=np.int64), per_pair)
-    transceiver = (np.repeat(base, per_pair) + np.tile(offsets, src.size)) % dims.x
-    return transfer, src[transfer], dst[transfer], transceiver
+        return NUMBERED_RULES[rule](gs, js, ls, gd, jd, ld, x)
+    return BASE_RULES[rule](gs, js, gd, jd, x)
+
+
+def _spread_groups(base: np.ndarray, x: int, per_pair: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows (transfer, transceiver): base group plus groups spaced x // per_pair apart."""
+    offsets = np.arange(per_pair, dtype=np.int64) * (x // per_pair)
+    transfer = np.repeat(np.arange(base.size, dtype=np.int64), per_pair)
+    transceiver = (np.repeat(base, per_pair) + np.tile(offsets, base.size)) % x
+    return transfer, transceiver
 
 
 def _max_multiplicity(keys: np.ndarray) -> int:
-    """Largest number of equal entries (sort-based: numpy's hashed unique is slow on 1e6+ keys)."""
+    """Largest number of equal entries (counted in a table when the keys are dense, else by sorting;
+    numpy's hashed unique is slow on 1e6+ keys)."""
     if keys.size == 0:
         return 0
+    if _dense(keys):
+        return int(np.bincount(keys).max())
     ordered = np.sort(keys)
     bounds = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1], [True]]))
     return int(np.diff(bounds).max())
 
 
-def _conflict_free(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str, transceiver: np.ndarray) -> bool:
-    return all(_max_multiplicity(key) <= 1 for _name, key in _shared_keys(dims, src, dst, kind, transceiver))
+def all_distinct(keys: np.ndarray) -> bool:
+    """True when no two entries are equal (same answer as np.unique(keys).size == keys.size)."""
+    if keys.size < 2:
+        return True
+    if _dense(keys):
+        seen = np.zeros(int(keys.max()) + 1, dtype=bool)
+        seen[keys] = True
+        return int(np.count_nonzero(seen)) == keys.size
+    ordered = np.sort(keys)
+    return not bool(np.any(ordered[1:] == ordered[:-1]))
 
 
-def _rounds(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str, transceiver: np.ndarray) -> np.ndarray:
+def _dense(keys: np.ndarray) -> bool:
+    """Whether non-negative integer keys span a range small enough to count in a table."""
+    return (keys.dtype.kind in "iu" and int(keys.min()) >= 0
+            and int(keys.max()) < max(_TABLE_MIN, _TABLE_PER_KEY * keys.size))
+
+
+_TABLE_MIN = 1 << 22
+_TABLE_PER_KEY = 4
+
+
+def _rounds_of_keys(keys: list[np.ndarray], size: int) -> np.ndarray:
     """Move rows that reuse a resource to later rounds until no round reuses one."""
-    rounds = np.zeros(src.size, dtype=np.int64)
-    keys = [key for _name, key in _shared_keys(dims, src, dst, kind, transceiver)]
+    rounds = np.zeros(size, dtype=np.int64)
     while True:
         bumped = False
         for key in keys:
-            clash = _occurrence(key * (src.size + 1) + rounds)
+            clash = _round_occurrence(key, rounds)
             if np.any(clash):
                 rounds += clash
                 bumped = True
         if not bumped:
             return rounds
+
+
+def _rounds(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str, transceiver: np.ndarray) -> np.ndarray:
+    """Move rows that reuse a resource to later rounds until no round reuses one."""
+    return _rounds_of_keys([key for _name, key in _shared_keys(dims, src, dst, kind, transceiver)], src.size)
+
+
+class _StepResources:
+    """A step's transfers with what every rule and candidate group count reuses: coordinates,
+    resource keys at transceiver group 0, node and subnet loads."""
+
+    def __init__(self, dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str) -> None:
+        self.dims = dims
+        self.coords_src = dims.coords(src)
+        self.coords_dst = dims.coords(dst)
+        self.bases = _resource_bases(dims, src, dst, kind, self.coords_src, self.coords_dst)
+        self.size = src.size
+        self._peers: int | None = None
+        self._sharing: int | None = None
+        self._src, self._dst = src, dst
+
+    @property
+    def peers(self) -> int:
+        if self._peers is None:
+            self._peers = max(int(np.bincount(self._src).max()), int(np.bincount(self._dst).max()))
+        return self._peers
+
+    @property
+    def sharing(self) -> int:
+        if self._sharing is None:
+            self._sharing = max(_max_multiplicity(base) for name, base, _ in self.bases
+                                if name != "receiver" and name != "transmitter")
+        return self._sharing
+
+    def row_keys(self, transfer: np.ndarray | None, transceiver: np.ndarray):
+        """Resource keys of rows (transfer, transceiver); transfer None means one row per transfer."""
+        for _name, base, multiplier in self.bases:
+            yield (base if transfer is None else base[transfer]) + transceiver * multiplier
+
+    def spread(self, base: np.ndarray, per_pair: int) -> tuple[np.ndarray | None, np.ndarray]:
+        if per_pair == 1:
+            return None, base % self.dims.x
+        return _spread_groups(base, self.dims.x, per_pair)
 
 
 def assign_step(dims: RampDims, src: np.ndarray, dst: np.ndarray, bytes_per_transfer: float, *,
@@ -237,11 +344,12 @@ def assign_step(dims: RampDims, src: np.ndarray, dst: np.ndarray, bytes_per_tran
         raise ConfigError("per_pair", per_pair, f"must be in [1, x = {dims.x}]")
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    transfer, row_src, row_dst, transceiver = _spread(dims, src, dst, rule, per_pair)
+    base = _base_groups(rule, dims.coords(src), dims.coords(dst), dims.x)
+    transfer, transceiver = _spread_groups(base, dims.x, per_pair)
+    row_src, row_dst = src[transfer], dst[transfer]
     rounds = _rounds(dims, row_src, row_dst, kind, transceiver)
-    _, _, ls = dims.coords(row_src)
+    gs, _, ls = dims.coords(row_src)
     gd, _, ld = dims.coords(row_dst)
-    gs = dims.coords(row_src)[0]
     slot_bytes = per_pair * dims.b * payload_bytes
     slots = math.ceil(bytes_per_transfer / slot_bytes) if bytes_per_transfer > 0 else 0
     return StepAssignment(row_src, row_dst, transfer, transceiver, wavelengths_of(kind, ls, ld, dims.wavelengths),
@@ -272,21 +380,36 @@ def plan_step(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: int,
     node or a subnet wavelength carries more than x transfers, the step needs at least
     ceil(load / x) rounds, which is taken without building the assignment.
     """
+    return plan_step_rules(dims, src, dst, members=members, rules=(rule,), use_all=use_all, kind=kind)[0]
+
+
+def plan_step_rules(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: int, rules: tuple[str, ...],
+                    use_all: bool = False, kind: str = "broadcast_select") -> list[StepPlan]:
+    """`plan_step` for each base rule in `rules`, sharing the work that does not depend on the rule."""
+    check_subnet_kind(kind)
+    for rule in rules:
+        if rule not in BASE_RULES and rule not in NUMBERED_RULES:
+            raise ConfigError("rule", rule, f"must be one of {', '.join([*BASE_RULES, *NUMBERED_RULES])}")
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
     if src.size == 0:
-        return StepPlan(1, 0, members, 0)
-    peers = max(int(np.bincount(src).max()), int(np.bincount(dst).max()))
-    sharing = sharing_count(dims, src, dst, kind)
-    bound, rounds = transceivers_per_pair(dims, members, peers, sharing, use_all=use_all)
+        return [StepPlan(1, 0, members, 0) for _ in rules]
+    step = _StepResources(dims, src, dst, kind)
+    sharing = step.sharing
+    bound, rounds = transceivers_per_pair(dims, members, step.peers, sharing, use_all=use_all)
     if rounds > 1:
         # More transfers than transceiver groups at a node or subnet wavelength: they are
         # time-multiplexed; the bound ceil(load / x) is exact for regular (symmetric) steps.
-        return StepPlan(1, rounds, members, sharing)
-    if rounds == 1:
-        for per_pair in range(bound, 0, -1):
-            _, row_src, row_dst, transceiver = _spread(dims, src, dst, rule, per_pair)
-            if _conflict_free(dims, row_src, row_dst, kind, transceiver):
-                return StepPlan(per_pair, 1, members, sharing)
-    _, row_src, row_dst, transceiver = _spread(dims, src, dst, rule, 1)
-    return StepPlan(1, int(_rounds(dims, row_src, row_dst, kind, transceiver).max()) + 1, members, sharing)
+        return [StepPlan(1, rounds, members, sharing) for _ in rules]
+    return [_plan_rule(step, rule, bound, members, sharing) for rule in rules]
+
+
+def _plan_rule(step: _StepResources, rule: str, bound: int, members: int, sharing: int) -> StepPlan:
+    base = _base_groups(rule, step.coords_src, step.coords_dst, step.dims.x)
+    for per_pair in range(bound, 0, -1):
+        transfer, transceiver = step.spread(base, per_pair)
+        if all(all_distinct(key) for key in step.row_keys(transfer, transceiver)):
+            return StepPlan(per_pair, 1, members, sharing)
+    transfer, transceiver = step.spread(base, 1)
+    rounds = _rounds_of_keys(list(step.row_keys(transfer, transceiver)), transceiver.size)
+    return StepPlan(1, int(rounds.max()) + 1, members, sharing)

@@ -37,6 +37,12 @@ def _is(label: str, *prefixes: str) -> bool:
     return any(label.startswith(prefix) for prefix in prefixes)
 
 
+def _series_mask(frame: pd.DataFrame, *prefixes: str) -> pd.Series:
+    """Rows whose series starts with one of `prefixes`, as a boolean mask (also when `frame` is
+    empty: an empty object Series would select columns instead of rows)."""
+    return frame["series"].map(lambda s: _is(s, *prefixes)).astype(bool)
+
+
 FAT_TREE = ("superpod", "fat_tree", "fattree")
 TOPOOPT = ("topoopt",)
 
@@ -54,9 +60,9 @@ def ramp_megatron(frame: pd.DataFrame) -> list[Comparison]:
     table, speedups, _ = _training_parts(frame)
     if table.empty:
         return []
-    paper_baselines = speedups[speedups["series"].map(lambda s: _is(s, *FAT_TREE, *TOPOOPT))]
-    ramp = table[table["series"].map(lambda s: _is(s, "ramp"))]
-    others = table[table["series"].map(lambda s: _is(s, *FAT_TREE, *TOPOOPT))]
+    paper_baselines = speedups[_series_mask(speedups, *FAT_TREE, *TOPOOPT)]
+    ramp = table[_series_mask(table, "ramp")]
+    others = table[_series_mask(table, *FAT_TREE, *TOPOOPT)]
     dp_dominant = paper_baselines[paper_baselines["x"] >= 1.67] if "x" in paper_baselines else paper_baselines
     # Training-time reduction if compute were twice as fast (no overlap: communication unchanged).
     faster = table.assign(gain=table["iteration_time_s"] / (table["iteration_time_s"] - table["compute_time_s"] / 2))
@@ -83,9 +89,9 @@ def ramp_dlrm(frame: pd.DataFrame) -> list[Comparison]:
     if table.empty:
         return []
     fig = "RAMP 8.1, Fig. 17"
-    by = {name: speedups[speedups["series"].map(lambda s, p=prefixes: _is(s, *p))]
+    by = {name: speedups[_series_mask(speedups, *prefixes)]
           for name, prefixes in (("fat", FAT_TREE), ("topo", TOPOOPT))}
-    share = {name: table[table["series"].map(lambda s, p=prefixes: _is(s, *p))]["comm_fraction"]
+    share = {name: table[_series_mask(table, *prefixes)]["comm_fraction"]
              for name, prefixes in (("ramp", ("ramp",)), ("fat", FAT_TREE), ("topo", TOPOOPT))}
     return [
         Comparison("RAMP speed-up over TopoOpt (max)", "7.8x", _span(by["topo"]["speedup"].max()), fig),
@@ -110,8 +116,8 @@ def _best_collectives(frame: pd.DataFrame) -> pd.DataFrame:
 
 def ramp_collectives(frame: pd.DataFrame) -> list[Comparison]:
     table = _best_collectives(frame)
-    ramp = table[table["series"].map(lambda s: _is(s, "ramp"))].set_index(["op", "size_bytes"])
-    others = table[~table["series"].map(lambda s: _is(s, "ramp"))]
+    ramp = table[_series_mask(table, "ramp")].set_index(["op", "size_bytes"])
+    others = table[~_series_mask(table, "ramp")]
     if ramp.empty or others.empty:
         return []
     fastest_other = others.groupby(["op", "size_bytes"])["time_s"].min()
@@ -124,7 +130,7 @@ def ramp_collectives(frame: pd.DataFrame) -> list[Comparison]:
     for op in at_1gb.index:
         if op not in ("reduce_scatter", "all_to_all"):
             comparisons.append(Comparison(f"  {op}", "-", _span(at_1gb[op]), "ours only"))
-    electrical = others[others["series"].map(lambda s: _is(s, *ELECTRICAL)) & (others["op"] == "all_reduce")]
+    electrical = others[_series_mask(others, *ELECTRICAL) & (others["op"] == "all_reduce")]
     ratios = electrical.assign(speedup=electrical["time_s"].to_numpy() / electrical["size_bytes"].map(
         ramp.xs("all_reduce", level="op")["time_s"]).to_numpy()) if "all_reduce" in ramp.index else electrical
     fig = "RAMP 8.2, Fig. 20"

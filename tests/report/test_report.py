@@ -71,6 +71,17 @@ def test_side_by_side_spans_are_computed_from_the_rows():
     assert dlrm.loc["RAMP speed-up over Fat-Tree (max)", "ddlsim"] == "1.82x"
 
 
+@pytest.mark.parametrize("reference", ["ramp_megatron", "ramp_dlrm"])
+def test_side_by_side_of_a_sweep_narrowed_to_ramp_says_what_it_cannot_compare(reference):
+    only_ramp = training_rows().query("fabric == 'ramp'")
+    table = side_by_side(only_ramp, reference)[1].set_index("quantity")
+    speedup = "RAMP speed-up over Fat-Tree and TopoOpt" if reference == "ramp_megatron" else \
+        "RAMP speed-up over Fat-Tree (max)"
+    assert table.loc[speedup, "ddlsim"] == "n/a"
+    share = "RAMP communication share" if reference == "ramp_megatron" else "RAMP network overhead"
+    assert table.loc[share, "ddlsim"] == "9.09%"
+
+
 def test_unknown_reference_is_an_error():
     with pytest.raises(KeyError, match="unknown reference"):
         side_by_side(training_rows(), "nope")

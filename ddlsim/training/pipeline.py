@@ -42,6 +42,7 @@ from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
 
 MICRO_BATCH_PLAN_KEY = "micro_batches"
+VIRTUAL_STAGES_PLAN_KEY = "virtual_stages"
 
 
 def micro_batches(workload: Workload) -> int:
@@ -113,15 +114,17 @@ class _Builder:
         return op
 
     def step(self, blocks: tuple[TaskBlock, ...], stage: int, tag: str, deps: tuple[int, ...],
-             expand: bool = False) -> tuple[int | None, list[int]]:
-        """Add one step of `stage`; return (the op the next stage waits for, its backward compute ops).
+             expand: bool = False, chunk: int | None = None) -> tuple[int | None, list[int]]:
+        """Add one step of `stage` (of its model `chunk`, default the stage itself); return (the op
+        the next stage waits for, its backward compute ops).
 
         The next stage waits for the step's send; a step without one (a free transfer) hands over
         at its last op.
         """
         send, backward, last = None, [], None
+        chunk = stage if chunk is None else chunk
         for block in blocks:
-            if not block.runs_on(stage):
+            if not block.runs_on(chunk):
                 continue
             repeats = [1] * block.repeat if expand else [block.repeat]
             for index, executions in enumerate(repeats):
@@ -140,41 +143,67 @@ def _is_cross_stage(call: CollectiveCall, stage_ranks: int) -> bool:
     return call.group.size > 1 and call.group.stride >= stage_ranks
 
 
+Action = tuple[str, int, int]  # ("F" or "B", model chunk, micro-batch)
+
+
+def virtual_stages(workload: Workload) -> int:
+    return int(workload.plan.get(VIRTUAL_STAGES_PLAN_KEY, 1))  # type: ignore[call-overload]
+
+
 @register_schedule("1f1b")
 def one_f_one_b_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
-    """The 1F1B iteration graph of a pipelined workload (see the module docstring)."""
+    """The 1F1B iteration graph of a pipelined workload (see the module docstring).
+
+    A workload with virtual stages (plan ``virtual_stages`` > 1) runs the interleaved 1F1B
+    schedule of `ddlsim.training.interleaved` instead.
+    """
+    if virtual_stages(workload) > 1:
+        from ddlsim.training.interleaved import interleaved_schedule
+
+        return interleaved_schedule(workload, pricer, settings)
+    stages, micro = pipeline_stages(workload), micro_batches(workload)
+    orders = [[(kind, stage, j) for kind, j in one_f_one_b_order(stage, stages, micro)] for stage in range(stages)]
+    return run_pipeline(workload, pricer, settings, orders, stages)
+
+
+def run_pipeline(workload: Workload, pricer: Pricer, settings: TrainingSettings, orders: list[list[Action]],
+                 chunks: int) -> IterationGraph:
+    """Lay out every stage's actions in order; F of chunk c waits for chunk c - 1's send of the same
+    micro-batch, B of chunk c for chunk c + 1's. `chunks` is the number of model chunks (the
+    stages, or stages x virtual stages); the per-iteration tail follows each stage's last action."""
     steps = split_steps(workload)
     builder = _Builder(workload, pricer, settings)
     stages, micro = builder.stages, micro_batches(workload)
     if micro < 1:
         raise ConfigError("micro_batches", micro, "must be >= 1")
     overlap = settings.overlap is Overlap.DP_BACKWARD
-    orders = [one_f_one_b_order(stage, stages, micro) for stage in range(stages)]
+    chunked = chunks > stages
     position = [0] * stages
-    sends: dict[tuple[str, int, int], int | None] = {}  # (F or B, stage, micro-batch) -> op the neighbour waits for
+    sends: dict[tuple[str, int, int], int | None] = {}  # (F or B, chunk, micro-batch) -> op the neighbour waits for
     last_backward: dict[int, list[int]] = {}
     remaining = sum(len(order) for order in orders)
     while remaining:
         progressed = False
         for stage in range(stages):
             while position[stage] < len(orders[stage]):
-                kind, j = orders[stage][position[stage]]
-                source = stage - 1 if kind == "F" else stage + 1
-                if 0 <= source < stages and (kind, source, j) not in sends:
+                kind, chunk, j = orders[stage][position[stage]]
+                source = chunk - 1 if kind == "F" else chunk + 1
+                if 0 <= source < chunks and (kind, source, j) not in sends:
                     break
                 wait = sends.get((kind, source, j))
                 blocks = steps.forward if kind == "F" else steps.backward
-                expand = overlap and kind == "B" and j == micro - 1
-                send, backward = builder.step(blocks, stage, f"{kind}{j}", (wait,) if wait is not None else (),
-                                              expand=expand)
-                sends[(kind, stage, j)] = send
-                if kind == "B" and j == micro - 1:
-                    last_backward[stage] = backward
+                last = kind == "B" and j == micro - 1
+                tag = f"{kind}{j}" + (f"c{chunk}" if chunked else "")
+                send, backward = builder.step(blocks, stage, tag, (wait,) if wait is not None else (),
+                                              expand=overlap and last, chunk=chunk)
+                sends[(kind, chunk, j)] = send
+                if last:
+                    last_backward.setdefault(stage, []).extend(backward)
                 position[stage] += 1
                 remaining -= 1
                 progressed = True
         if not progressed:
-            raise RuntimeError("1F1B schedule deadlocked; the stage orders are inconsistent")
+            raise RuntimeError("pipeline schedule deadlocked; the stage orders are inconsistent")
     _add_tail(builder, steps.tail, last_backward, overlap)
     return builder.graph
 
@@ -227,3 +256,6 @@ def _buckets(builder: _Builder, stage: int, call: CollectiveCall, executions: in
         last = builder.add(stage, bucket, 1, f"{call.name}.bucket[{index}]", deps, stream=f"{stream_of(stage)}_dp")
     assert last is not None
     return (last.index,)
+
+
+from ddlsim.training import interleaved  # noqa: E402, F401  (registers interleaved_1f1b)

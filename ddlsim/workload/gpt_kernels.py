@@ -114,25 +114,37 @@ def _softmax(layer: LayerShape, tp: int, batch: int, scores: float, backward: bo
     return [memory("softmax_unfused", scores * (4 + 6 + 9 + 8 + 6), launches=5)]
 
 
-def layer_forward_kernels(layer: LayerShape, tp: int, batch: int) -> list[Kernel]:
+def attention_core_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) -> list[Kernel]:
+    """Scores, softmax (and dropout) and probabilities x V: what selective recompute runs again."""
+    s, s_q, heads, hd = layer.seq_len, layer.seq_len // cp, layer.heads // tp, layer.head_dim
+    scores = float(batch * heads * s_q * s)
+    mask = MASK_BYTES if layer.dropout else 0
+    return [gemm("scores", s_q, s, hd, batch * heads), *_softmax(layer, tp, batch, scores, backward=False),
+            *([memory("attention_dropout", (2 * A + mask) * scores)] if layer.dropout else []),
+            gemm("context", s_q, hd, s, batch * heads)]
+
+
+def layer_forward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) -> list[Kernel]:
+    """With context parallelism `cp` the rank holds s / cp query tokens and attends to all s keys."""
     layer.check_tp(tp)
     s, h = layer.seq_len, layer.d_model
-    tokens = batch * s
+    s_q = s // cp
+    tokens = batch * s_q
     heads, kv = layer.heads // tp, layer.kv_heads // tp
     hd = layer.head_dim
     qkv_width, attn_width = (heads + 2 * kv) * hd, heads * hd
     mlp_in, mlp_hidden = layer.mlp_in_width // tp, layer.ffn_hidden // tp
-    scores = float(batch * heads * s * s)
+    scores = float(batch * heads * s_q * s)
     mask = MASK_BYTES if layer.dropout else 0
     dropout_add = (2 * A + A + mask) * tokens * h + A * h  # x, residual, bias read; output, mask written
     activation = (A * mlp_in + A * mlp_hidden) * tokens  # bias-GeLU or SwiGLU: read the GEMM output, write
     return [
         memory("input_norm", 2 * A * tokens * h),
         gemm("qkv", tokens, qkv_width, h),
-        gemm("scores", s, s, hd, batch * heads),
+        gemm("scores", s_q, s, hd, batch * heads),
         *_softmax(layer, tp, batch, scores, backward=False),
         *([memory("attention_dropout", (2 * A + mask) * scores)] if layer.dropout else []),
-        gemm("context", s, hd, s, batch * heads),
+        gemm("context", s_q, hd, s, batch * heads),
         memory("context_permute", 2 * A * tokens * attn_width),
         gemm("attention_out", tokens, h, attn_width),
         memory("bias_dropout_add", dropout_add, launches=2 if layer.dropout else 1),
@@ -151,15 +163,16 @@ def _linear_backward(name: str, tokens: int, out_width: int, in_width: int) -> l
             memory(f"{name}_grad_accumulation", GRAD_ACCUMULATION_BYTES_PER_WEIGHT * out_width * in_width)]
 
 
-def layer_backward_kernels(layer: LayerShape, tp: int, batch: int) -> list[Kernel]:
+def layer_backward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) -> list[Kernel]:
     layer.check_tp(tp)
     s, h = layer.seq_len, layer.d_model
-    tokens = batch * s
+    s_q = s // cp
+    tokens = batch * s_q
     heads, kv = layer.heads // tp, layer.kv_heads // tp
     hd = layer.head_dim
     qkv_width, attn_width = (heads + 2 * kv) * hd, heads * hd
     mlp_in, mlp_hidden = layer.mlp_in_width // tp, layer.ffn_hidden // tp
-    scores = float(batch * heads * s * s)
+    scores = float(batch * heads * s_q * s)
     mask = MASK_BYTES if layer.dropout else 0
     dropout_grad = (2 * A + mask) * tokens * h  # gradient and mask read, gradient written
     bias_grad = A * tokens * h  # column sums of the gradient
@@ -174,12 +187,13 @@ def layer_backward_kernels(layer: LayerShape, tp: int, batch: int) -> list[Kerne
                 memory("bias_dropout_add_backward", dropout_grad + bias_grad, launches=2)]
     kernels += _linear_backward("attention_out", tokens, h, attn_width)
     kernels += [memory("context_permute_backward", 2 * A * tokens * attn_width),
-                gemm("context_dgrad_probs", s, s, hd, batch * heads),
-                gemm("context_dgrad_values", s, hd, s, batch * heads)]
+                gemm("context_dgrad_probs", s_q, s, hd, batch * heads),
+                gemm("context_dgrad_values", s, hd, s_q, batch * heads)]
     if layer.dropout:
         kernels.append(memory("attention_dropout_backward", (2 * A + mask) * scores))
     kernels += _softmax(layer, tp, batch, scores, backward=True)
-    kernels += [gemm("scores_dgrad_query", s, hd, s, batch * heads), gemm("scores_dgrad_key", s, hd, s, batch * heads)]
+    kernels += [gemm("scores_dgrad_query", s_q, hd, s, batch * heads),
+                gemm("scores_dgrad_key", s, hd, s_q, batch * heads)]
     kernels += _linear_backward("qkv", tokens, qkv_width, h)
     kernels += [memory("qkv_bias_grad", A * tokens * qkv_width),
                 memory("input_norm_backward", norm_grad, launches=2), memory("residual_grad_sum", residual_sum)]
@@ -258,11 +272,18 @@ def _shape_value(signature: ShardSignature, key: str) -> int:
 @register_kernels("megatron_layer")
 def _layer(signature: ShardSignature, phase: Phase) -> list[Kernel]:
     layer, tp = LayerShape.from_signature_shape(signature.shape_dict)
+    cp = signature.shape_dict.get("cp", 1)
     if phase is Phase.OPTIMIZER:
         return optimizer_kernels(layer.params_per_rank(tp))
     if phase is Phase.BACKWARD:
-        return layer_backward_kernels(layer, tp, signature.local_batch)
-    return layer_forward_kernels(layer, tp, signature.local_batch)
+        return layer_backward_kernels(layer, tp, signature.local_batch, cp)
+    return layer_forward_kernels(layer, tp, signature.local_batch, cp)
+
+
+@register_kernels("attention_core")
+def _attention_core(signature: ShardSignature, phase: Phase) -> list[Kernel]:
+    layer, tp = LayerShape.from_signature_shape(signature.shape_dict)
+    return attention_core_kernels(layer, tp, signature.local_batch, signature.shape_dict.get("cp", 1))
 
 
 @register_kernels("lm_head")

@@ -19,7 +19,7 @@ from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import SHARDING_CHOICES, partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
 from ddlsim.workload.models.common import parse_precision
-from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.torchrec_planner import torchrec_partition
 
 PLANNERS = ("ddlsim", "torchrec")
@@ -94,6 +94,10 @@ class Dlrm:
         return world
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        reject_unsupported(parallel, "dlrm", ("data", "micro_batch", "gpus", "tensor", "pipeline"))
+        if parallel.gpus and parallel.gpus != (parallel.data or self.num_gpus or parallel.max_gpus):
+            raise ConfigError("parallel.gpus", parallel.gpus, "must equal the DLRM's GPUs (parallel.data, or "
+                                                              f"model.num_gpus = {self.num_gpus})")
         world = self.world(parallel)
         if self.planner == "torchrec":
             plan = torchrec_partition(self.shape, world, memory_bytes, global_batch=self.global_batch,

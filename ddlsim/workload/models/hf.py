@@ -1,99 +1,44 @@
-"""`model=hf`: a standard transformers architecture, its shapes read from the real model built on
-the meta device (no weights, no download), partitioned the Megatron way.
+"""`model=hf`: a transformers architecture by its config: a shipped shape or a local config.
 
-`config` names a known architecture whose hyper-parameters are written here (from the public
-model cards) or is a path to a local directory or ``config.json``. The model is built with
-transformers on the meta device, so parameter counts are exact; each layer's count is checked
-against the Megatron layer arithmetic (`LayerShape`), so the tensor-parallel shard is the one
-transformers would hold. Word embeddings (and an untied output layer) are vocab-parallel; other
-non-layer parameters (position and token-type embeddings, final norm, pooler, heads) are
-replicated. Supported families: BERT, GPT-2, Llama.
+`config` names a shipped shape (``configs/hf_shapes/<name>.yaml``: ``llama3_8b``,
+``llama3_70b``, ``llama3_405b``, ``mixtral_8x7b``, ``qwen2_72b``, ``deepseek_v3`` and the earlier
+``bert-*``, ``gpt2*``, ``llama-2-*``, ``llama-3-*``) or is a path to a local directory or
+``config.json``; nothing is downloaded. The config is read once, when the model is built.
+
+Decoders (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek-V2/V3, GPT-2; `llm/hf_config.py`)
+become a `DecoderShape` by arithmetic and are partitioned like `model=gpt` with every parallelism
+of `parallel` (TP, CP, DP, PP with virtual stages, EP, SP, ZeRO, recompute). BERT is built with
+transformers on the meta device, so its parameter count is exact, and is partitioned the
+Megatron way (TP x DP): word embeddings vocab-parallel, other non-layer parameters replicated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from ddlsim.errors import ConfigError
 from ddlsim.registry import MODELS
 from ddlsim.types import Precision, Workload
 from ddlsim.workload.architecture import TransformerStack
+from ddlsim.workload.feasibility import PlanCheck, check_decoder_plan
+from ddlsim.workload.llm.blocks import KernelBytes
+from ddlsim.workload.llm.hf_config import ENCODER_FAMILIES, decoder_shape, load_config, training_seq_len
+from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
-from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.transformer_layer import LayerShape
 
-_BERT_VOCAB, _GPT2_VOCAB, _LLAMA2_VOCAB, _LLAMA3_VOCAB = 30522, 50257, 32000, 128256
-
-KNOWN_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
-    "bert-base-uncased": ("bert", dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                                       intermediate_size=3072, vocab_size=_BERT_VOCAB, max_position_embeddings=512)),
-    "bert-large-uncased": ("bert", dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                                        intermediate_size=4096, vocab_size=_BERT_VOCAB, max_position_embeddings=512)),
-    "gpt2": ("gpt2", dict(n_embd=768, n_layer=12, n_head=12, vocab_size=_GPT2_VOCAB, n_positions=1024)),
-    "gpt2-medium": ("gpt2", dict(n_embd=1024, n_layer=24, n_head=16, vocab_size=_GPT2_VOCAB, n_positions=1024)),
-    "gpt2-large": ("gpt2", dict(n_embd=1280, n_layer=36, n_head=20, vocab_size=_GPT2_VOCAB, n_positions=1024)),
-    "gpt2-xl": ("gpt2", dict(n_embd=1600, n_layer=48, n_head=25, vocab_size=_GPT2_VOCAB, n_positions=1024)),
-    "llama-2-7b": ("llama", dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
-                                 num_attention_heads=32, num_key_value_heads=32, vocab_size=_LLAMA2_VOCAB,
-                                 max_position_embeddings=4096)),
-    "llama-2-13b": ("llama", dict(hidden_size=5120, intermediate_size=13824, num_hidden_layers=40,
-                                  num_attention_heads=40, num_key_value_heads=40, vocab_size=_LLAMA2_VOCAB,
-                                  max_position_embeddings=4096)),
-    "llama-2-70b": ("llama", dict(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
-                                  num_attention_heads=64, num_key_value_heads=8, vocab_size=_LLAMA2_VOCAB,
-                                  max_position_embeddings=4096)),
-    "llama-3-8b": ("llama", dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
-                                 num_attention_heads=32, num_key_value_heads=8, vocab_size=_LLAMA3_VOCAB,
-                                 max_position_embeddings=8192, rope_theta=500000.0)),
-    "llama-3-70b": ("llama", dict(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
-                                  num_attention_heads=64, num_key_value_heads=8, vocab_size=_LLAMA3_VOCAB,
-                                  max_position_embeddings=8192, rope_theta=500000.0)),
-}
-
-
-def _transformers_config(name: str) -> Any:
-    import transformers
-
-    if name in KNOWN_CONFIGS:
-        family, params = KNOWN_CONFIGS[name]
-        classes = {"bert": transformers.BertConfig, "gpt2": transformers.GPT2Config, "llama": transformers.LlamaConfig}
-        return classes[family](**params)
-    path = Path(name).expanduser()
-    if path.is_file() or (path.is_dir() and (path / "config.json").is_file()):
-        return transformers.AutoConfig.from_pretrained(str(path if path.is_dir() else path.parent),
-                                                       local_files_only=True)
-    raise ConfigError("config", name, f"is neither a known architecture ({', '.join(KNOWN_CONFIGS)}) "
-                                      "nor a local directory or config.json")
-
-
-def _layer_shape(config: Any, seq_len: int) -> tuple[LayerShape, int]:
-    kind = config.model_type
-    if kind == "bert":
-        return LayerShape(config.hidden_size, config.num_attention_heads, seq_len,
-                          ffn_hidden=config.intermediate_size), config.num_hidden_layers
-    if kind == "gpt2":
-        return LayerShape(config.n_embd, config.n_head, seq_len, ffn_hidden=config.n_inner or 4 * config.n_embd,
-                          causal=True), config.n_layer
-    if kind == "llama":
-        return LayerShape(config.hidden_size, config.num_attention_heads, seq_len,
-                          ffn_hidden=config.intermediate_size, kv_heads=config.num_key_value_heads, causal=True,
-                          gated_mlp=True, bias=bool(config.attention_bias), rmsnorm=True,
-                          dropout=config.attention_dropout > 0), config.num_hidden_layers
-    raise ConfigError("config", kind, "model family is not supported; use a BERT, GPT-2 or Llama config")
-
-
-def _max_positions(config: Any) -> int:
-    return getattr(config, "max_position_embeddings", None) or config.n_positions
+MEGATRON_OPTIONS = ("tensor", "data", "micro_batch", "sequence_parallel", "activation_offload")
 
 
 @dataclass(frozen=True)
 class HfShapes:
-    """What the meta-device model says: the layer stack and how its other parameters split."""
+    """What the meta-device encoder says: the layer stack and how its other parameters split."""
 
     stack: TransformerStack
     vocab: int
@@ -104,22 +49,21 @@ class HfShapes:
 
 @lru_cache(maxsize=32)
 def hf_shapes(name: str, seq_len: int = 0) -> HfShapes:
-    """Build `name` with transformers on the meta device and read its shapes (cached)."""
+    """Build the BERT `name` with transformers on the meta device and read its shapes (cached)."""
     import torch
     import transformers
 
-    config = _transformers_config(name)
-    seq_len = seq_len or _max_positions(config)
-    if seq_len > _max_positions(config):
-        raise ConfigError("seq_len", seq_len, f"exceeds the {_max_positions(config)} positions of {name}")
-    layer, layers = _layer_shape(config, seq_len)
+    values = load_config(name)
+    if values.get("model_type") != "bert":
+        raise ConfigError("config", name, "hf_shapes reads BERT encoders; decoders are read by arithmetic "
+                                          "(ddlsim.workload.llm.hf_config.decoder_shape)")
+    values = {key: value for key, value in values.items() if not key.startswith("_")}
+    config = transformers.BertConfig(**values)
+    seq_len = training_seq_len(values, seq_len)
+    layer = LayerShape(config.hidden_size, config.num_attention_heads, seq_len, ffn_hidden=config.intermediate_size)
     with torch.device("meta"):
-        if config.model_type == "bert":
-            model = transformers.BertForPreTraining(config)
-            blocks = model.bert.encoder.layer
-        else:
-            model = transformers.AutoModelForCausalLM.from_config(config)
-            blocks = model.transformer.h if config.model_type == "gpt2" else model.model.layers
+        model = transformers.BertForPreTraining(config)
+    blocks = model.bert.encoder.layer
     per_layer = [sum(p.numel() for p in block.parameters()) for block in blocks]
     if any(count != layer.params() for count in per_layer):
         raise ConfigError("config", name, f"layer has {per_layer[0]:,} parameters but the Megatron layer "
@@ -134,15 +78,18 @@ def hf_shapes(name: str, seq_len: int = 0) -> HfShapes:
         else:
             replicated += parameter.numel()
     total = sum(p.numel() for p in model.parameters())
-    return HfShapes(TransformerStack(layer, layers), config.vocab_size, vocab_parallel, replicated, total)
+    return HfShapes(TransformerStack(layer, config.num_hidden_layers), config.vocab_size, vocab_parallel, replicated,
+                    total)
 
 
 @dataclass
 class HfModelConfig:
-    """A transformers architecture: `config` is a known name or a local config path.
+    """A transformers architecture: `config` is a shipped shape or a local config path.
 
-    `seq_len` 0 uses the model's maximum positions. There is no scaling law for these models,
-    so the global batch is given and `num_steps` (0: unknown) is passed through.
+    `seq_len` 0 uses the shipped shape's pre-training length, else the model's maximum
+    positions. There is no scaling law for these models, so the global batch is given and
+    `num_steps` (0: unknown) is passed through. `capacity_factor` (MoE; 0: dropless, uniform
+    routing) pads every expert's tokens to that multiple of its uniform share.
     """
 
     name: str = "hf"
@@ -151,19 +98,22 @@ class HfModelConfig:
     global_batch: int = 256
     num_steps: int = 0
     precision: str = "fp16"
+    capacity_factor: float = 0.0
 
 
 @MODELS.register("hf", HfModelConfig)
 @dataclass(frozen=True)
 class HfTransformer:
-    """A BERT, GPT-2 or Llama architecture from transformers, partitioned the Megatron way."""
+    """A transformers architecture (Llama, Mistral, Qwen2, Mixtral, DeepSeek-V3, GPT-2, BERT) by its config."""
 
     config_name: str
-    shapes: HfShapes
+    shapes: HfShapes | None
     global_batch: int
     num_steps: int
     precision: Precision
     name: str = "hf"
+    decoder: DecoderShape | None = None
+    kernel_bytes: KernelBytes = field(default_factory=KernelBytes, compare=False, repr=False)
 
     @classmethod
     def from_config(cls, config: HfModelConfig) -> HfTransformer:
@@ -172,17 +122,48 @@ class HfTransformer:
                 raise ConfigError(key, getattr(config, key), "must be >= 0")
         if config.global_batch < 1:
             raise ConfigError("global_batch", config.global_batch, "must be >= 1")
+        if not config.capacity_factor >= 0:
+            raise ConfigError("capacity_factor", config.capacity_factor, "must be >= 0 (0: dropless)")
         precision = parse_precision(config.precision)
-        shapes = hf_shapes(config.config, config.seq_len)
-        return cls(config.config, shapes, config.global_batch, config.num_steps, precision, config.name)
+        values = load_config(config.config)
+        if values.get("model_type") in ENCODER_FAMILIES:
+            return cls(config.config, hf_shapes(config.config, config.seq_len), config.global_batch,
+                       config.num_steps, precision, config.name)
+        shape = decoder_shape(values, config.seq_len, config.capacity_factor)
+        return cls(config.config, None, config.global_batch, config.num_steps, precision, config.name, shape)
 
     def transformer_model(self) -> TransformerModel:
+        """The encoder as the Megatron partitioner sees it (BERT only)."""
+        if self.shapes is None:
+            raise ConfigError("config", self.config_name, "is a decoder: see `decoder` (a DecoderShape)")
         s = self.shapes
         return TransformerModel(s.stack, s.vocab, s.vocab_parallel_params, s.replicated_params)
 
+    def params(self) -> int:
+        return self.decoder.params() if self.decoder is not None else self.transformer_model().params()
+
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
-        workload = build_megatron_workload(f"{self.name}:{self.config_name}", self.transformer_model(), None, parallel,
-                                           memory_bytes, global_batch=self.global_batch, num_steps=self.num_steps,
-                                           precision=self.precision)
-        workload.plan["hf_config"] = self.config_name
+        name = f"{self.name}:{self.config_name}"
+        if self.decoder is not None:
+            workload = build_decoder_workload(name, self.decoder, parallel, memory_bytes,
+                                              global_batch=self.global_batch, num_steps=self.num_steps,
+                                              precision=self.precision, grad_precision=self.precision,
+                                              kernel_bytes=self.kernel_bytes)
+        else:
+            reject_unsupported(parallel, f"hf ({self.config_name}, an encoder)", MEGATRON_OPTIONS, ("none", "full"))
+            workload = build_megatron_workload(name, self.transformer_model(), None, parallel, memory_bytes,
+                                               global_batch=self.global_batch, num_steps=self.num_steps,
+                                               precision=self.precision)
+        workload.plan["hf_config"] = self.config_name  # type: ignore[index]
         return workload
+
+    def check_plan(self, parallel: ParallelConfig, memory_bytes: int) -> PlanCheck:
+        """Whether `parallel` fits (rules and memory) without building tasks (decoders)."""
+        if self.decoder is None:
+            raise ConfigError("config", self.config_name, "check_plan covers decoders; build the workload instead")
+        return check_decoder_plan(self.decoder, parallel, memory_bytes, self.global_batch)
+
+
+def known_config(name: str) -> dict[str, Any]:
+    """The transformers config values of a shipped shape (for tests and examples)."""
+    return {key: value for key, value in load_config(name).items() if not key.startswith("_")}

@@ -19,11 +19,13 @@ from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
-from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.scaling_laws import DEFAULT_LOSS_GAP, TrainingBudget, loss_for_params
 from ddlsim.workload.transformer_layer import LayerShape
 
 MAX_ASPECT_DOUBLINGS = 12
+# The parallel options the Megatron partitioner honours (pipeline 1 is checked by the partitioner).
+MEGATRON_OPTIONS = ("tensor", "data", "pipeline", "micro_batch", "sequence_parallel", "activation_offload")
 
 
 @dataclass
@@ -96,6 +98,7 @@ class MegatronTransformer:
                    config.name)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        reject_unsupported(parallel, "megatron", MEGATRON_OPTIONS, ("none", "full"))
         if not self.from_loss:
             return self._build(self.stack, parallel, memory_bytes, None)
         first_error: InfeasibleError | None = None

@@ -15,7 +15,7 @@ count, as in the DLRM reference); CANDLE's input is as wide as its feature layer
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
@@ -29,7 +29,7 @@ from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.ncf import NcfShape, NcfShard
-from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.transformer_layer import LayerShape
 from ddlsim.workload.vision import architecture_params, forward_flop_per_sample
 
@@ -83,6 +83,18 @@ class TopoOptModel:
         return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        reject_unsupported(parallel, f"topoopt ({self.model})", ("data", "gpus", "micro_batch", "tensor"))
+        for key in ("data", "gpus"):
+            if getattr(parallel, key) not in (0, self.num_gpus):
+                raise ConfigError(f"parallel.{key}", getattr(parallel, key),
+                                  f"TopoOpt's {self.model} runs data parallel on model.num_servers x "
+                                  f"model.gpus_per_server = {self.num_gpus} GPUs; give {self.num_gpus} or 0")
+        if parallel.tensor > 1:
+            raise ConfigError("parallel.tensor", parallel.tensor, f"TopoOpt's {self.model} has no tensor "
+                                                                  "parallelism here; give 0 or 1")
+        if parallel.micro_batch and parallel.micro_batch != self.batch:
+            return replace(self, batch=parallel.micro_batch).build_workload(replace(parallel, micro_batch=0),
+                                                                           memory_bytes)
         if self.num_gpus > parallel.max_gpus:
             raise InfeasibleError(f"TopoOpt {self.model} asks for {self.num_gpus} GPUs but max_gpus = "
                                   f"{parallel.max_gpus}")

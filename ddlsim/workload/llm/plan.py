@@ -1,0 +1,184 @@
+"""The partition of a decoder LLM: degrees, micro-batches, per-stage parameters and memory.
+
+Megatron-LM's conventions (Shoeybi et al. 2019; Narayanan et al. 2021), extended to today's
+parallelisms (`layout.py` gives the rank order and the rules):
+
+- degrees the user fixes are honoured or refused with a `ConfigError` naming the rule;
+- tensor parallel 0 is chosen as the smallest power of two that divides heads, KV heads and MLP
+  widths and brings every stage under `param_limit_per_gpu` parameters per GPU;
+- data parallel 0 is `gpus / (TP x CP x PP)` when `gpus` is given, else the largest power of two
+  that max_gpus allows and that divides the global batch into whole micro-batches;
+- the micro-batch is `parallel.micro_batch` (default 1, as Megatron asks for it explicitly), the
+  global batch DP x micro-batch x micro-batches (CP ranks share their replica's sequences);
+- layers split evenly over PP x virtual-stage model chunks; the first chunk holds the embeddings,
+  the last the final norm and output layer.
+
+`partition_decoder` is pure arithmetic (no tasks, no torch), so a search can call it for
+thousands of plans per second; `check_memory=False` returns the plan even when it does not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.workload.llm.layout import (
+    ParallelLayout,
+    check_chunks,
+    check_layout,
+    check_micro_batches,
+    tp_divides,
+)
+from ddlsim.workload.llm.memory import MemoryOptions, StageMemory, check_fits, memory_per_gpu, stage_memory
+from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.parallel import ParallelConfig
+
+
+@dataclass(frozen=True)
+class DecoderPlan:
+    """A partitioned decoder: degrees, micro-batching, and every stage's parameters and memory."""
+
+    shape: DecoderShape
+    layout: ParallelLayout
+    options: MemoryOptions
+    stages: tuple[StageMemory, ...]
+
+    # ---- the names of the GPT plan ------------------------------------------------------------
+    @property
+    def tp(self) -> int:
+        return self.layout.tp
+
+    @property
+    def pp(self) -> int:
+        return self.layout.pp
+
+    @property
+    def dp(self) -> int:
+        return self.layout.dp
+
+    @property
+    def cp(self) -> int:
+        return self.layout.cp
+
+    @property
+    def ep(self) -> int:
+        return self.layout.ep
+
+    @property
+    def vp(self) -> int:
+        return self.layout.vp
+
+    @property
+    def micro_batch(self) -> int:
+        return self.options.micro_batch
+
+    @property
+    def micro_batches(self) -> int:
+        return self.options.micro_batches
+
+    @property
+    def layers_per_stage(self) -> int:
+        return self.shape.layers // self.pp
+
+    @property
+    def layers_per_chunk(self) -> int:
+        return self.shape.layers // self.layout.chunks
+
+    @property
+    def global_batch(self) -> int:
+        return self.dp * self.micro_batch * self.micro_batches
+
+    @property
+    def stage_ranks(self) -> int:
+        return self.layout.stage_ranks
+
+    @property
+    def num_gpus(self) -> int:
+        return self.layout.num_gpus
+
+    @property
+    def stage_params(self) -> tuple[int, ...]:
+        return tuple(memory.params for memory in self.stages)
+
+    @property
+    def params_per_gpu(self) -> int:
+        return max(self.stage_params)
+
+    @property
+    def stage_memory_bytes(self) -> tuple[int, ...]:
+        return memory_per_gpu(self.stages)
+
+    @property
+    def memory_per_gpu_bytes(self) -> int:
+        return max(self.stage_memory_bytes)
+
+
+def _choose_tp(shape: DecoderShape, parallel: ParallelConfig) -> int:
+    if parallel.tensor:
+        return parallel.tensor
+    pp, cp, v, ep = parallel.pipeline, parallel.context, parallel.virtual_stages, parallel.expert
+    per_tp = (parallel.gpus or parallel.max_gpus) // (pp * cp)
+    tp = 1
+    while tp <= per_tp:
+        whole = not parallel.gpus or per_tp % tp == 0
+        if whole and tp_divides(shape, tp) and max(
+                shape.stage_params_per_rank(s, tp, pp, ep, v) for s in range(pp)) <= parallel.param_limit_per_gpu:
+            return tp
+        tp *= 2
+    raise InfeasibleError(f"no tensor-parallel degree up to {'gpus' if parallel.gpus else 'max_gpus'} / "
+                          f"(pipeline x context) = {per_tp} divides the heads and MLP widths and brings every stage "
+                          f"under {parallel.param_limit_per_gpu:.4g} parameters per GPU")
+
+
+def _choose_dp(parallel: ParallelConfig, tp: int, micro_batch: int, global_batch: int) -> int:
+    if parallel.data:
+        return parallel.data
+    others = tp * parallel.context * parallel.pipeline
+    if parallel.gpus:
+        if parallel.gpus % others:
+            raise ConfigError("parallel.gpus", parallel.gpus,
+                              f"must be a multiple of tensor x context x pipeline = {tp} x {parallel.context} x "
+                              f"{parallel.pipeline}")
+        return parallel.gpus // others
+    cap = parallel.max_gpus // others
+    if global_batch:
+        cap = min(cap, global_batch // micro_batch)
+    if cap < 1:
+        raise InfeasibleError(f"no data-parallel replica fits: max_gpus {parallel.max_gpus}, tensor {tp}, "
+                              f"context {parallel.context}, pipeline {parallel.pipeline}, global batch "
+                              f"{global_batch}, micro-batch {micro_batch}")
+    dp = 1 << (cap.bit_length() - 1)
+    while global_batch and (global_batch // micro_batch) % dp:
+        dp //= 2
+    return dp
+
+
+def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_bytes: int, global_batch: int = 0,
+                      *, check_memory: bool = True) -> DecoderPlan:
+    """Degrees, micro-batches and per-stage memory; `global_batch` 0 means one micro-batch per replica."""
+    pp, v = parallel.pipeline, parallel.virtual_stages
+    check_chunks(shape, pp, v)
+    tp = _choose_tp(shape, parallel)
+    micro_batch = parallel.micro_batch or 1
+    dp = _choose_dp(parallel, tp, micro_batch, global_batch)
+    layout = ParallelLayout(tp=tp, cp=parallel.context, dp=dp, pp=pp, ep=parallel.expert, vp=v)
+    check_layout(shape, layout, sequence_parallel=parallel.sequence_parallel)
+    if layout.num_gpus > parallel.max_gpus:
+        raise InfeasibleError(f"tensor {tp} x context {layout.cp} x data {dp} x pipeline {pp} GPUs exceed "
+                              f"max_gpus = {parallel.max_gpus}")
+    if parallel.gpus and layout.num_gpus != parallel.gpus:
+        raise ConfigError("parallel.gpus", parallel.gpus, f"must equal tensor x context x data x pipeline = "
+                                                          f"{tp} x {layout.cp} x {dp} x {pp}")
+    global_batch = global_batch or dp * micro_batch
+    if global_batch % (dp * micro_batch):
+        raise ConfigError("global_batch", global_batch,
+                          f"must be a multiple of data parallel x micro-batch = {dp} x {micro_batch}")
+    micro_batches = global_batch // (dp * micro_batch)
+    check_micro_batches(layout, micro_batches)
+    options = MemoryOptions(micro_batch=micro_batch, micro_batches=micro_batches, recompute=parallel.recompute_policy,
+                            sequence_parallel=parallel.sequence_parallel,
+                            activation_offload=parallel.activation_offload, zero=parallel.zero)
+    stages = stage_memory(shape, layout, options)
+    if check_memory:
+        check_fits(stages, layout, options, memory_bytes)
+    return DecoderPlan(shape, layout, options, stages)

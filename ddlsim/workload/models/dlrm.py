@@ -94,7 +94,7 @@ class Dlrm:
         return world
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
-        reject_unsupported(parallel, "dlrm", ("data", "micro_batch", "gpus", "tensor", "pipeline"))
+        reject_unsupported(parallel, "dlrm", ("data", "micro_batch", "gpus"))
         if parallel.gpus and parallel.gpus != (parallel.data or self.num_gpus or parallel.max_gpus):
             raise ConfigError("parallel.gpus", parallel.gpus, "must equal the DLRM's GPUs (parallel.data, or "
                                                               f"model.num_gpus = {self.num_gpus})")

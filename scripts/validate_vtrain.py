@@ -12,6 +12,13 @@ and the A100 kernel roofline of ``configs/compute/a100_megatron.yaml``, whose co
 row is held out. (`half_groups_mask` is the seeded split that fit_vtrain.py's cross-validation
 uses to estimate the single-node error on runs the fit never saw.)
 
+``--schedule NAME`` forces a pipeline schedule (``interleaved_1f1b`` with one virtual stage must
+reproduce ``1f1b`` exactly); ``--virtual-stages V`` simulates every pipelined row whose layers
+split into pipeline x V chunks and whose micro-batches are a multiple of the pipeline with the
+interleaved 1F1B schedule (the others as measured, with 1F1B). The measured runs used
+non-interleaved 1F1B, so those rows score the interleaved schedule against 1F1B measurements:
+the report says how many rows it applies to and how their predictions move.
+
 Writes ``DIR/vtrain_predictions.csv`` (one row per measured run: inputs, measured and predicted
 milliseconds, error, whether the row was used for fitting) and ``DIR/vtrain_predicted_vs_measured.png``,
 and prints the mean absolute percentage error (MAPE), median and maximum absolute error by
@@ -110,7 +117,7 @@ def compute_config(overrides: dict[str, Any] | None = None) -> Any:
 
 
 def build_setup(compute_overrides: dict[str, Any] | None = None,
-                fabric_overrides: dict[str, Any] | None = None) -> Setup:
+                fabric_overrides: dict[str, Any] | None = None, schedule: str = "auto") -> Setup:
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeModel
     from ddlsim.network.api import make_fabric
@@ -121,11 +128,19 @@ def build_setup(compute_overrides: dict[str, Any] | None = None,
     compute = ComputeModel.from_config(compute_config(compute_overrides), device)
     fabric = make_fabric(FABRIC, **(fabric_overrides or {}))
     timer = network_timer(fabric, ALGORITHM, reduction_model(device))
-    return Setup(device, compute, timer, TrainingSettings())
+    return Setup(device, compute, timer, TrainingSettings(schedule=schedule))
 
 
-def simulate_row(row: Any, setup: Setup) -> Any:
-    """The `TrainingResult` of one measured run."""
+def interleavable(row: Any, virtual_stages: int) -> bool:
+    """True when the row's layers split into pipeline x `virtual_stages` chunks and its
+    micro-batches per replica are a multiple of the pipeline (Megatron's interleaving rules)."""
+    micro_batches = int(row.global_batch) // (int(row.dp) * int(row.micro_batch))
+    return (virtual_stages > 1 and int(row.pp) > 1 and int(row.layers) % (int(row.pp) * virtual_stages) == 0
+            and micro_batches % int(row.pp) == 0)
+
+
+def simulate_row(row: Any, setup: Setup, virtual_stages: int = 1) -> Any:
+    """The `TrainingResult` of one measured run (with `virtual_stages` where `interleavable`)."""
     from ddlsim.training import Pricer, simulate_training
     from ddlsim.training.run import compute_timer
     from ddlsim.workload.models.gpt import GptConfig, GptModel
@@ -134,23 +149,27 @@ def simulate_row(row: Any, setup: Setup) -> Any:
     model = GptModel.from_config(GptConfig(d_model=int(row.d_model), heads=int(row.heads), layers=int(row.layers),
                                            seq_len=int(row.seq_len), global_batch=int(row.global_batch)))
     parallel = ParallelConfig(tensor=int(row.tp), data=int(row.dp), pipeline=int(row.pp),
-                              micro_batch=int(row.micro_batch), max_gpus=int(row.gpus))
+                              micro_batch=int(row.micro_batch), max_gpus=int(row.gpus),
+                              virtual_stages=virtual_stages if interleavable(row, virtual_stages) else 1)
     workload = model.build_workload(parallel, setup.device.memory_bytes)
     pricer = Pricer(setup.collective_timer, compute_timer(setup.compute))
     return simulate_training(workload, pricer, setup.settings)
 
 
-def simulate_rows(rows: pd.DataFrame, setup: Setup) -> pd.DataFrame:
+def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> pd.DataFrame:
     """`rows` with predicted_ms, compute_ms, exposed_comm_ms and error_pct (signed) added."""
     predicted, compute, exposed = [], [], []
     for row in rows.itertuples(index=False):
-        iteration = simulate_row(row, setup).iteration
+        iteration = simulate_row(row, setup, virtual_stages).iteration
         predicted.append(1e3 * iteration.iteration_time_s)
         compute.append(1e3 * iteration.compute_time_s)
         exposed.append(1e3 * iteration.exposed_comm_time_s)
     out = rows.copy()
     out["predicted_ms"], out["compute_ms"], out["exposed_comm_ms"] = predicted, compute, exposed
     out["error_pct"] = 100.0 * (out.predicted_ms - out.measured_ms) / out.measured_ms
+    if virtual_stages > 1:
+        out["virtual_stages"] = [virtual_stages if interleavable(row, virtual_stages) else 1
+                                 for row in rows.itertuples(index=False)]
     return out
 
 
@@ -212,10 +231,26 @@ def plot(results: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def run(data_dir: Path, out_dir: Path, *, draw: bool = True) -> pd.DataFrame:
+def interleaving_report(interleaved: pd.DataFrame, one_f_one_b: pd.DataFrame) -> str:
+    """How the interleaved rows' predictions compare with 1F1B's and with the (1F1B) measurements."""
+    if interleaved.empty:
+        return "No row can be interleaved with these virtual stages."
+    table = pd.DataFrame({"scale": interleaved.scale, "mape_1f1b_pct": one_f_one_b.error_pct.abs(),
+                          "mape_interleaved_pct": interleaved.error_pct.abs(),
+                          "change_pct": 100.0 * (interleaved.predicted_ms / one_f_one_b.predicted_ms - 1.0)})
+    summary = table.groupby("scale").agg(rows=("change_pct", "size"), mape_1f1b_pct=("mape_1f1b_pct", "mean"),
+                                         mape_interleaved_pct=("mape_interleaved_pct", "mean"),
+                                         mean_change_pct=("change_pct", "mean"),
+                                         min_change_pct=("change_pct", "min")).round(2)
+    return ("Rows simulated with the interleaved schedule (the measurements ran 1F1B, so this shows how far "
+            "interleaving moves the prediction, not its accuracy):\n" + summary.to_string())
+
+
+def run(data_dir: Path, out_dir: Path, *, draw: bool = True, schedule: str = "auto",
+        virtual_stages: int = 1) -> pd.DataFrame:
     rows = load_rows(data_dir)
     rows["fitted"] = fitting_mask(rows)
-    results = simulate_rows(rows, build_setup())
+    results = simulate_rows(rows, build_setup(schedule=schedule), virtual_stages)
     out_dir.mkdir(parents=True, exist_ok=True)
     results.to_csv(out_dir / "vtrain_predictions.csv", index=False, float_format="%.6g")
     if draw:
@@ -228,14 +263,21 @@ def main() -> None:
     parser.add_argument("data_dir", nargs="?", type=Path, default=DEFAULT_DATA, help="directory of the two CSVs")
     parser.add_argument("--out", type=Path, default=REPO / "outputs" / "validation", help="where results go")
     parser.add_argument("--no-plot", action="store_true", help="skip the PNG")
+    parser.add_argument("--schedule", default="auto", help="training.schedule (auto, 1f1b, interleaved_1f1b)")
+    parser.add_argument("--virtual-stages", type=int, default=1, help="interleave the rows that allow it")
     args = parser.parse_args()
     if not all((args.data_dir / name).is_file() for name in FILES.values()):
         sys.exit(f"validate_vtrain: {args.data_dir} does not hold {' and '.join(FILES.values())}")
     start = time.perf_counter()
-    results = run(args.data_dir, args.out, draw=not args.no_plot)
+    results = run(args.data_dir, args.out, draw=not args.no_plot, schedule=args.schedule,
+                  virtual_stages=args.virtual_stages)
     elapsed = time.perf_counter() - start
     print(f"{len(results)} measured runs simulated in {elapsed:.1f} s; results in {args.out}")
     print(report(results))
+    if args.virtual_stages > 1:
+        interleaved = results[results.virtual_stages > 1]
+        print()
+        print(interleaving_report(interleaved, simulate_rows(interleaved, build_setup())))
 
 
 if __name__ == "__main__":

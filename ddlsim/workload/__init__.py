@@ -27,6 +27,12 @@ _LAZY = {
     "gradient_bytes": "ddlsim.workload.vision",
     "forward_flop_per_sample": "ddlsim.workload.vision",
     "hf_shapes": "ddlsim.workload.models.hf",
+    "DecoderShape": "ddlsim.workload.llm.shape",
+    "MoeShape": "ddlsim.workload.llm.shape",
+    "partition_decoder": "ddlsim.workload.llm.plan",
+    "ParallelLayout": "ddlsim.workload.llm.layout",
+    "PlanCheck": "ddlsim.workload.feasibility",
+    "check_plan": "ddlsim.workload.feasibility",
 }
 _RENAMED = {"partition_megatron": "partition"}
 

@@ -1,37 +1,17 @@
 """The interleaved 1F1B schedule: Megatron's order, its bubble, and 1F1B when v = 1."""
 
 import pytest
-from training_fakes import AlphaBeta, FlopTimer, collective, compute
+from training_fakes import AlphaBeta, FlopTimer, pipelined
 
 from ddlsim.errors import ConfigError
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.interleaved import interleaved_order
 from ddlsim.training.pipeline import one_f_one_b_order
 from ddlsim.training.schedules import SCHEDULES, select_schedule
-from ddlsim.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
-
-STAGE_RANKS = 2
 
 
-def interleaved(stages: int, virtual: int, micro: int, forward: float = 1.0, backward: float = 2.0,
-                send_bytes: int = 0, dp_bytes: int = 0) -> Workload:
-    """p stages of v chunks; a stage's forward takes `forward` FLOPs in all (each chunk 1/v of it)."""
-    chunks = stages * virtual
-    pair = GroupLayout(2, STAGE_RANKS, 2 * STAGE_RANKS)
-    blocks = [TaskBlock("forward", (compute("fwd", Phase.FORWARD, forward / virtual),), per_micro_batch=True)]
-    if send_bytes:
-        blocks.append(TaskBlock("send_forward", (collective("send_f", CollectiveOp.SEND_RECV, send_bytes, pair),),
-                                stages=tuple(range(chunks - 1)), per_micro_batch=True))
-    blocks.append(TaskBlock("backward", (compute("bwd", Phase.BACKWARD, backward / virtual),), per_micro_batch=True))
-    if send_bytes:
-        blocks.append(TaskBlock("send_backward", (collective("send_b", CollectiveOp.SEND_RECV, send_bytes, pair,
-                                                             Phase.BACKWARD),),
-                                stages=tuple(range(1, chunks)), per_micro_batch=True))
-    if dp_bytes:
-        blocks.append(TaskBlock("dp", (collective("dp_grad", CollectiveOp.ALL_REDUCE, dp_bytes,
-                                                  GroupLayout(2, 1, STAGE_RANKS), Phase.BACKWARD),)))
-    return Workload("interleaved", stages * STAGE_RANKS, tuple(blocks), global_batch=micro,
-                    plan={"pp_degree": stages, "micro_batches": micro, "virtual_stages": virtual})
+def interleaved(stages, virtual, micro, forward=1.0, backward=2.0, send_bytes=0, dp_bytes=0):
+    return pipelined(stages, micro, forward, backward, send_bytes=send_bytes, dp_bytes=dp_bytes, virtual=virtual)
 
 
 def run(workload, settings=None, bytes_per_s=1.0):

@@ -1,42 +1,14 @@
 """The 1F1B pipeline schedule on hand-built workloads, against times worked out by hand."""
 
 import pytest
-from training_fakes import AlphaBeta, FlopTimer, collective, compute
+from training_fakes import AlphaBeta, FlopTimer, pipelined
 
 from ddlsim.errors import ConfigError
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.pipeline import one_f_one_b_order, split_steps
 from ddlsim.training.schedules import select_schedule
 from ddlsim.training.timeline import place
-from ddlsim.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
-
-STAGE_RANKS = 2
-
-
-def pipelined(stages: int, micro: int, forward: float = 1.0, backward: float = 2.0, send_bytes: int = 0,
-              dp_bytes: int = 0, optimizer: float = 0.0, tail_sync_bytes: int = 0) -> Workload:
-    """p stages of 2 ranks; per micro-batch a forward and a backward of the given FLOPs (1 FLOP/s)."""
-    pair = GroupLayout(2, STAGE_RANKS, 2 * STAGE_RANKS)
-    blocks = [TaskBlock("forward", (compute("fwd", Phase.FORWARD, forward),), per_micro_batch=True)]
-    if send_bytes and stages > 1:
-        blocks.append(TaskBlock("send_forward", (collective("send_f", CollectiveOp.SEND_RECV, send_bytes, pair),),
-                                stages=tuple(range(stages - 1)), per_micro_batch=True))
-    blocks.append(TaskBlock("backward", (compute("bwd", Phase.BACKWARD, backward),), per_micro_batch=True))
-    if send_bytes and stages > 1:
-        blocks.append(TaskBlock("send_backward", (collective("send_b", CollectiveOp.SEND_RECV, send_bytes, pair,
-                                                             Phase.BACKWARD),),
-                                stages=tuple(range(1, stages)), per_micro_batch=True))
-    if dp_bytes:
-        blocks.append(TaskBlock("dp", (collective("dp_grad", CollectiveOp.ALL_REDUCE, dp_bytes,
-                                                  GroupLayout(2, 1, STAGE_RANKS), Phase.BACKWARD),)))
-    if tail_sync_bytes and stages > 1:
-        blocks.append(TaskBlock("sync", (collective("sync", CollectiveOp.ALL_REDUCE, tail_sync_bytes,
-                                                    GroupLayout(stages, STAGE_RANKS, stages * STAGE_RANKS),
-                                                    Phase.OPTIMIZER),)))
-    if optimizer:
-        blocks.append(TaskBlock("optimizer", (compute("adam", Phase.OPTIMIZER, optimizer),)))
-    return Workload("pipe", stages * STAGE_RANKS, tuple(blocks), global_batch=micro,
-                    plan={"pp_degree": stages, "micro_batches": micro})
+from ddlsim.types import Workload
 
 
 def run(workload, settings=None, bytes_per_s=1.0):

@@ -85,3 +85,36 @@ def layered_workload(layers: int = 4, forward_flop: float = 1.0, backward_flop: 
 def pricer(alpha_s: float = 0.0, bytes_per_s: float = 100.0, flop_per_s: float = 1.0,
            reduction_share: float = 0.0) -> Pricer:
     return Pricer(AlphaBeta(alpha_s, bytes_per_s, reduction_share), FlopTimer(flop_per_s))
+
+
+STAGE_RANKS = 2
+
+
+def pipelined(stages: int, micro: int, forward: float = 1.0, backward: float = 2.0, send_bytes: int = 0,
+              dp_bytes: int = 0, optimizer: float = 0.0, tail_sync_bytes: int = 0, virtual: int = 1) -> Workload:
+    """p stages of 2 ranks, each running `virtual` model chunks (1: plain 1F1B); per micro-batch a
+    stage's forward and backward take the given FLOPs in all (each chunk 1/virtual of them)."""
+    chunks = stages * virtual
+    pair = GroupLayout(2, STAGE_RANKS, 2 * STAGE_RANKS)
+    blocks = [TaskBlock("forward", (compute("fwd", Phase.FORWARD, forward / virtual),), per_micro_batch=True)]
+    if send_bytes and chunks > 1:
+        blocks.append(TaskBlock("send_forward", (collective("send_f", CollectiveOp.SEND_RECV, send_bytes, pair),),
+                                stages=tuple(range(chunks - 1)), per_micro_batch=True))
+    blocks.append(TaskBlock("backward", (compute("bwd", Phase.BACKWARD, backward / virtual),), per_micro_batch=True))
+    if send_bytes and chunks > 1:
+        blocks.append(TaskBlock("send_backward", (collective("send_b", CollectiveOp.SEND_RECV, send_bytes, pair,
+                                                             Phase.BACKWARD),),
+                                stages=tuple(range(1, chunks)), per_micro_batch=True))
+    if dp_bytes:
+        blocks.append(TaskBlock("dp", (collective("dp_grad", CollectiveOp.ALL_REDUCE, dp_bytes,
+                                                  GroupLayout(2, 1, STAGE_RANKS), Phase.BACKWARD),)))
+    if tail_sync_bytes and stages > 1:
+        blocks.append(TaskBlock("sync", (collective("sync", CollectiveOp.ALL_REDUCE, tail_sync_bytes,
+                                                    GroupLayout(stages, STAGE_RANKS, stages * STAGE_RANKS),
+                                                    Phase.OPTIMIZER),)))
+    if optimizer:
+        blocks.append(TaskBlock("optimizer", (compute("adam", Phase.OPTIMIZER, optimizer),)))
+    plan = {"pp_degree": stages, "micro_batches": micro}
+    if virtual > 1:
+        plan["virtual_stages"] = virtual
+    return Workload("pipe", stages * STAGE_RANKS, tuple(blocks), global_batch=micro, plan=plan)

@@ -119,7 +119,7 @@ def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: flo
     else:
         _head_dim_matches(config, hidden, heads)
         kv_heads = _get(config, "num_key_value_heads", heads)
-    _require_false(config, "attention_bias" if family in ("llama", "mistral", "mixtral") else "", "mlp_bias")
+    _require_false(config, "attention_bias", "mlp_bias")
     layer = LayerShape(hidden, heads, seq, ffn_hidden=config["intermediate_size"], kv_heads=kv_heads, causal=True,
                        gated_mlp=True, bias=False, rmsnorm=True,
                        dropout=float(_get(config, "attention_dropout", 0.0)) > 0)

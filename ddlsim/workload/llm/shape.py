@@ -112,19 +112,12 @@ class DecoderShape:
             raise ConfigError("dense_layers", self.dense_layers, f"must be in [0, {self.layers}]")
 
     # ---- layers -------------------------------------------------------------------------------
-    def layer_kind(self, index: int) -> str:
-        return MOE if self.moe is not None and index >= self.dense_layers else DENSE
-
     def layer_counts(self, first: int, count: int) -> tuple[int, int]:
         """(dense, MoE) layers among layers first .. first + count - 1."""
         if self.moe is None:
             return count, 0
         dense = max(0, min(first + count, self.dense_layers) - first)
         return dense, count - dense
-
-    def kinds(self) -> tuple[str, ...]:
-        return tuple(kind for kind in (DENSE, MOE) if (kind == MOE) == (self.moe is not None) or
-                     (kind == DENSE and self.dense_layers > 0))
 
     @property
     def kv_heads(self) -> int:

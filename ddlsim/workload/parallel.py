@@ -17,7 +17,7 @@ Degrees and how they compose (docs/workload.md, "Parallel plans"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ddlsim.errors import ConfigError
 
@@ -128,3 +128,11 @@ def reject_unsupported(parallel: ParallelConfig, model: str, supported: tuple[st
     if parallel.recompute and parallel.recompute not in recompute:
         allowed = f"only recompute = {' or '.join(recompute)}" if recompute else "no activation recomputation"
         raise ConfigError("parallel.recompute", parallel.recompute, f"model {model} models {allowed}")
+
+
+def with_legacy_checkpointing(parallel: ParallelConfig) -> ParallelConfig:
+    """`parallel` with `activation_checkpointing` saying what `recompute` asks (full or none), for
+    the partitioners that read the older key (Megatron encoders)."""
+    if not parallel.recompute:
+        return parallel
+    return replace(parallel, recompute="", activation_checkpointing=parallel.recompute_policy == "full")

@@ -23,8 +23,10 @@ def only(workload, name):
     return found[0][0]
 
 
-def test_zero_1_reduce_scatters_gradients_and_all_gathers_parameters_once_per_iteration():
-    """TP 2, DP 4, ZeRO 1 (Megatron's distributed optimizer).
+@pytest.mark.parametrize("zero", [1, 2])
+def test_zero_1_and_2_reduce_scatter_gradients_and_all_gather_parameters_once_per_iteration(zero):
+    """TP 2, DP 4, ZeRO 1 (Megatron's distributed optimizer) or 2 (gradients sharded too, the
+    same collectives).
 
     One TP rank holds P = 8 x 7,604,224 + 16,000 x 1,024 (its half of the embedding) + 1,024 +
     16,000 x 1,024 (final norm, half of the output layer) = 93,602,816 parameters. After the
@@ -33,7 +35,7 @@ def test_zero_1_reduce_scatters_gradients_and_all_gathers_parameters_once_per_it
     parameters and the group all-gathers the 187,205,632 bytes of updated parameters.
     """
     assert TP2_STAGE == 93_602_816
-    workload = build(llama_like(), 8, tensor=2, data=4, zero=1, micro_batch=1)
+    workload = build(llama_like(), 8, tensor=2, data=4, zero=zero, micro_batch=1)
     scatter, gather = only(workload, "dp_gradient_reduce_scatter"), only(workload, "dp_param_all_gather")
     assert (scatter.op, scatter.size_bytes, scatter.group) == (CollectiveOp.REDUCE_SCATTER, 187_205_632,
                                                                GroupLayout(4, 2, 8))

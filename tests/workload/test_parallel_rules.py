@@ -125,6 +125,17 @@ def test_models_refuse_options_they_cannot_honour(model, values, key):
     assert error.value.key == key
 
 
+@pytest.mark.parametrize("model", [("megatron", {"d_model": 1024, "heads": 16, "layers": 8}),
+                                   ("hf", {"config": "bert-base-uncased"})])
+def test_megatron_encoders_honour_recompute_none_and_full(model):
+    name, options = model
+    built = {policy: MODELS.make(name, **options).build_workload(
+        ParallelConfig(tensor=1, data=2, micro_batch=4, recompute=policy), 80 * GIB) for policy in ("none", "full")}
+    assert not built["none"].plan["activation_checkpointing"] and built["full"].plan["activation_checkpointing"]
+    assert built["none"].plan["memory_per_gpu_bytes"] > built["full"].plan["memory_per_gpu_bytes"]
+    assert not any(task.name == "layer_recompute" for task in built["none"].compute_tasks())
+
+
 def test_topoopt_honours_data_and_micro_batch():
     model = MODELS.make("topoopt", model="resnet50", num_servers=4)
     workload = model.build_workload(ParallelConfig(data=16, micro_batch=32), 80 * GIB)

@@ -30,7 +30,7 @@ from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
-from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
 from ddlsim.workload.transformer_layer import LayerShape
 
 MEGATRON_OPTIONS = ("tensor", "data", "micro_batch", "sequence_parallel", "activation_offload")
@@ -151,7 +151,8 @@ class HfTransformer:
                                               kernel_bytes=self.kernel_bytes)
         else:
             reject_unsupported(parallel, f"hf ({self.config_name}, an encoder)", MEGATRON_OPTIONS, ("none", "full"))
-            workload = build_megatron_workload(name, self.transformer_model(), None, parallel, memory_bytes,
+            workload = build_megatron_workload(name, self.transformer_model(), None,
+                                               with_legacy_checkpointing(parallel), memory_bytes,
                                                global_batch=self.global_batch, num_steps=self.num_steps,
                                                precision=self.precision)
         workload.plan["hf_config"] = self.config_name  # type: ignore[index]

@@ -19,7 +19,7 @@ from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
-from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
+from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
 from ddlsim.workload.scaling_laws import DEFAULT_LOSS_GAP, TrainingBudget, loss_for_params
 from ddlsim.workload.transformer_layer import LayerShape
 
@@ -99,6 +99,7 @@ class MegatronTransformer:
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, "megatron", MEGATRON_OPTIONS, ("none", "full"))
+        parallel = with_legacy_checkpointing(parallel)
         if not self.from_loss:
             return self._build(self.stack, parallel, memory_bytes, None)
         first_error: InfeasibleError | None = None

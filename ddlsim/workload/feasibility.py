@@ -60,7 +60,7 @@ def check_decoder_plan(shape: DecoderShape, parallel: ParallelConfig, memory_byt
 
 def check_plan(model: Any, parallel: ParallelConfig, memory_bytes: int) -> PlanCheck:
     """Feasibility of `parallel` for any registered model (see the module docstring)."""
-    if getattr(model, "decoder", None) is not None or hasattr(model, "shape") and isinstance(model.shape, DecoderShape):
+    if isinstance(getattr(model, "decoder", None), DecoderShape):
         return model.check_plan(parallel, memory_bytes)
     try:
         workload = model.build_workload(parallel, memory_bytes)

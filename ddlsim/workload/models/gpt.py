@@ -88,6 +88,11 @@ class GptModel:
         return cls(shape, config.global_batch, config.num_steps, precision, grad, config.scatter_gather_p2p,
                    config.name)
 
+    @property
+    def decoder(self) -> DecoderShape:
+        """The decoder shape (as `model=hf` decoders name it)."""
+        return self.shape
+
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         return build_decoder_workload(self.name, self.shape, parallel, memory_bytes, global_batch=self.global_batch,
                                       num_steps=self.num_steps, precision=self.precision,

@@ -11,7 +11,6 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-import pandas as pd
 
 from ddlsim import units
 
@@ -34,17 +33,17 @@ def quantity_kind(column: str) -> str | None:
     return None
 
 
-def _positive(values: Iterable[float]) -> pd.Series:
-    series = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").astype(float)
-    return series[(series > 0) & series.map(math.isfinite)]
+def _positive(values: Iterable[float]) -> np.ndarray:
+    array = np.asarray([float(value) for value in values if _is_number(value)], dtype=float)
+    return array[array > 0]
 
 
 def pick_unit(values: Iterable[float], ladder: tuple[tuple[str, float], ...]) -> tuple[str, float]:
     """The largest unit of `ladder` in which the median of the positive `values` is at least 1."""
     positive = _positive(values)
-    if positive.empty:
+    if positive.size == 0:
         return next((name, scale) for name, scale in ladder if scale == 1.0)
-    typical = float(positive.median())
+    typical = float(np.median(positive))
     for name, scale in ladder:
         if typical >= scale:
             return name, scale

@@ -128,8 +128,10 @@ def style_axis(axis: plt.Axes, which: str, values: Iterable[float], label: str, 
         target.set_major_locator(ticker.FixedLocator(list(ticks)))
         target.set_minor_locator(ticker.NullLocator())
     elif chosen.startswith("log"):
-        decades = math.log10(max(values) / min(values)) if values else 0.0
-        subs = (1.0,) if decades > 2 or chosen == "log2" else (1.0, 2.0, 5.0)
+        positive = [value for value in values if value > 0]
+        decades = math.log10(max(positive) / min(positive)) if positive else 0.0
+        subs = (1.0,) if decades > 2 or chosen == "log2" else (1.0, 2.0, 5.0) if decades > 0.8 else \
+            tuple(float(sub) for sub in range(1, 10))
         target.set_major_locator(ticker.LogLocator(base=2 if chosen == "log2" else 10, subs=subs))
         target.set_minor_locator(ticker.LogLocator(base=10, subs="auto") if chosen == "log" else ticker.NullLocator())
     target.set_major_formatter(formatter)

@@ -107,7 +107,8 @@ def _scale(quantity: Quantity, values: pd.Series) -> str:
 
 def _style_x(axis: plt.Axes, quantity: Quantity, values: pd.Series, unit: str, scale: str) -> None:
     ticks = sorted(values.dropna().unique())
-    fixed = ticks if quantity.kind in ("size_bytes", "count") and 1 < len(ticks) <= _MAX_FIXED_TICKS else None
+    discrete = quantity.kind in ("size_bytes", "count") or scale.startswith("log")
+    fixed = ticks if discrete and 1 < len(ticks) <= _MAX_FIXED_TICKS else None
     if fixed is not None and len(fixed) > _CROWDED_TICKS:
         fixed = fixed[::2]
     tick_label = size_tick if quantity.kind == "size_bytes" else count_tick if quantity.kind == "count" else plain_tick
@@ -125,7 +126,8 @@ def _draw_guides(axis: plt.Axes, guides: Sequence[Guide], index: int, x_divisor:
             axis.axhline(guide.value / y_divisor, color="grey", linewidth=0.8, linestyle=":")
             if guide.text:
                 axis.annotate(guide.text, (0.02, guide.value / y_divisor), xycoords=("axes fraction", "data"),
-                              fontsize=LABEL_FONT_SIZE, color="dimgrey", va="bottom")
+                              fontsize=LABEL_FONT_SIZE, color="dimgrey", va="bottom",
+                              bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
         else:
             low, high = axis.get_xlim()
             xs = np.array([low, high])
@@ -177,10 +179,23 @@ def line_chart(chart_panels: Sequence[Panel], x: Quantity, y: Quantity, series: 
         _draw_guides(axis, guides, index, x_divisor, y_divisor)
         axis.set_title(panel.title)
         axis.grid(True, which="major", alpha=0.3)
+    _share_linear_x(axes, chart_panels, x)
     if title:
         figure.suptitle(title)
     figure_legend(figure, axes, legend_title or None)
     return save_figure(figure, directory, stem)
+
+
+def _share_linear_x(axes: Sequence[plt.Axes], chart_panels: Sequence[Panel], x: Quantity) -> None:
+    """Panels that plot against the same linear x get the same x range (a panel may hold fewer points)."""
+    if any(panel.x not in (None, x) for panel in chart_panels) or any(axis.get_xscale() != "linear" for axis in axes):
+        return
+    values = _all(chart_panels, x).dropna()
+    if len(values) and values.max() > values.min():
+        margin = 0.04 * (values.max() - values.min())
+        _, divisor = _unit(x, values)
+        for axis in axes:
+            axis.set_xlim((values.min() - margin) / divisor, (values.max() + margin) / divisor)
 
 
 def _bar_layout(frame: pd.DataFrame, category: str, series: str, order: list) -> dict[tuple, tuple[float, float]]:
@@ -225,6 +240,9 @@ def bar_chart(chart_panels: Sequence[Panel], category: str, y: Quantity, series:
             if dots:
                 axis.scatter(centres, heights, color=styles[label]["color"], marker=styles[label]["marker"], s=36,
                              label=series_name(label), zorder=3)
+                for centre, height in zip(centres, heights, strict=True) if annotate else ():
+                    axis.annotate(format_number(height, 3), (centre, height), textcoords="offset points",
+                                  xytext=(0, 6), ha="center", fontsize=LABEL_FONT_SIZE)
                 continue
             bottom = baseline or 0.0
             bars = axis.bar(centres, heights - bottom, width=widths, bottom=bottom, label=series_name(label),

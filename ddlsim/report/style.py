@@ -36,9 +36,10 @@ _METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": Non
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 _LINESTYLES = ("-", "--", ":", "-.")
 _HATCHES = ("", "//", "..", "xx")
-# Series that are not fabrics (algorithms, strategies, settings) take these in order.
-_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-            "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
+# Series that are not fabrics (algorithms, strategies, settings) take these in order: none is a
+# fabric's colour, so that a colour means the same fabric in every figure.
+_PALETTE = ("#393b79", "#ad494a", "#637939", "#7b4173", "#bd9e39", "#3182bd", "#8c6d31", "#e6550d", "#31a354",
+            "#756bb1", "#636363", "#843c39")
 
 
 def series_styles(labels: Iterable[str]) -> dict[str, dict[str, object]]:
@@ -51,8 +52,7 @@ def series_styles(labels: Iterable[str]) -> dict[str, dict[str, object]]:
     table = display_table()
     ordered = list(dict.fromkeys(str(label) for label in labels))
     looks = {label: table.fabric(label) for label in ordered}
-    fabric_colours = {look.color for look in looks.values() if look is not None}
-    free = iter([colour for colour in _PALETTE if colour not in fabric_colours] + list(_PALETTE))
+    free = iter(_PALETTE * (1 + len(ordered) // len(_PALETTE)))
     styles: dict[str, dict[str, object]] = {}
     seen: dict[str, int] = {}
     for index, label in enumerate(ordered):

@@ -257,7 +257,8 @@ def bar_chart(chart_panels: Sequence[Panel], category: str, y: Quantity, series:
         style_axis(axis, "y", shown, _label(y, unit), scale="log" if scale.startswith("log") else "linear")
         if annotate:
             low, high = axis.get_ylim()
-            axis.set_ylim(low, high * (2.0 if scale.startswith("log") else 1.12))
+            below = scale.startswith("log") and min(shown) < (baseline or 0.0)  # labels under bars going down
+            axis.set_ylim(low / 2.0 if below else low, high * (2.0 if scale.startswith("log") else 1.12))
         if baseline is not None:
             axis.axhline(baseline, color="black", linewidth=0.8)
         axis.set_title(panel.title)

@@ -157,7 +157,8 @@ def plot_speedup(table: pd.DataFrame, x_column: str, time_column: str, baseline:
     _set_x_ticks(axis, table, x_column, values)
     style_axis(axis, "y", [*speedups["speedup"], 1.0], f"speed-up of {series_name(baseline)} (x)", scale=scale)
     low, high = axis.get_ylim()
-    axis.set_ylim(low, high * (2.0 if scale == "log" else 1.12))
+    below = scale == "log" and speedups["speedup"].min() < 1.0  # labels under bars that go down from 1
+    axis.set_ylim(low / 2.0 if below else low, high * (2.0 if scale == "log" else 1.12))
     axis.axhline(1.0, color="black", linewidth=0.8)
     axis.grid(True, axis="y", alpha=0.3)
     legend_outside(axis, f"{series_name(baseline)} vs")

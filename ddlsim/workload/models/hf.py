@@ -71,7 +71,7 @@ def _transformers_config(name: str) -> Any:
                                       "nor a local directory or config.json")
 
 
-def _layer_shape(config: Any, seq_len: int) -> tuple[LayerShape, int]:
+def _layer_shape(config: Any, seq_len: int, name: str) -> tuple[LayerShape, int]:
     kind = config.model_type
     if kind == "bert":
         return LayerShape(config.hidden_size, config.num_attention_heads, seq_len,
@@ -84,11 +84,11 @@ def _layer_shape(config: Any, seq_len: int) -> tuple[LayerShape, int]:
                           ffn_hidden=config.intermediate_size, kv_heads=config.num_key_value_heads, causal=True,
                           gated_mlp=True, bias=bool(config.attention_bias), rmsnorm=True,
                           dropout=config.attention_dropout > 0), config.num_hidden_layers
-    raise ConfigError("config", kind, "model family is not supported; use a BERT, GPT-2 or Llama config")
+    raise ConfigError("config", name, f"model type {kind!r} is not supported; use a BERT, GPT-2 or Llama config")
 
 
 def _max_positions(config: Any) -> int:
-    return getattr(config, "max_position_embeddings", None) or config.n_positions
+    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 0)
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def hf_shapes(name: str, seq_len: int = 0) -> HfShapes:
     seq_len = seq_len or _max_positions(config)
     if seq_len > _max_positions(config):
         raise ConfigError("seq_len", seq_len, f"exceeds the {_max_positions(config)} positions of {name}")
-    layer, layers = _layer_shape(config, seq_len)
+    layer, layers = _layer_shape(config, seq_len, name)
     with torch.device("meta"):
         if config.model_type == "bert":
             model = transformers.BertForPreTraining(config)

@@ -13,11 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from ddlsim.report.columns import disambiguate, pick_x, series_labels, x_label
-from ddlsim.report.quantities import format_number, time_unit
+from ddlsim.report.quantities import format_alike, format_number, time_unit
 from ddlsim.report.style import (
     LABEL_FONT_SIZE,
     bar_style,
@@ -53,12 +52,6 @@ def _x_positions(table: pd.DataFrame, x_column: str) -> tuple[list, dict]:
     return values, {value: index for index, value in enumerate(values)}
 
 
-def _tick_label(value: object) -> str:
-    if isinstance(value, float | np.floating | int | np.integer):
-        return format_number(value)
-    return str(value)
-
-
 def _gpus(counts: pd.Series) -> str:
     low, high = int(counts.min()), int(counts.max())
     return f"{low:,} GPUs" if low == high else f"{low:,}-{high:,} GPUs"
@@ -66,7 +59,7 @@ def _gpus(counts: pd.Series) -> str:
 
 def _set_x_ticks(axis: plt.Axes, table: pd.DataFrame, x_column: str, values: list) -> None:
     """Ticks at the x values; the GPU count under each when it changes along x."""
-    labels = [_tick_label(value) for value in values]
+    labels = format_alike(values)
     if x_column != "num_ranks" and "num_ranks" in table and table["num_ranks"].nunique() > 1:
         counts = table.groupby("x")["num_ranks"]
         labels = [f"{label}\n{_gpus(counts.get_group(value))}" for label, value in zip(labels, values, strict=True)]

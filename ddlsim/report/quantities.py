@@ -75,6 +75,14 @@ def format_number(value: object, digits: int = DIGITS) -> str:
     return f"{number:.{digits}g}"
 
 
+def format_alike(values: list) -> list[str]:
+    """Numbers with as many decimals as the most precise of them needs (``2.2``, ``2.0``; not ``2``)."""
+    if not values or not all(isinstance(value, float | np.floating) and math.isfinite(value) for value in values):
+        return [format_number(value) if _is_number(value) else str(value) for value in values]
+    decimals = max(len(format_number(value).partition(".")[2]) for value in values)
+    return [f"{value:,.{min(decimals, DIGITS - 1)}f}" for value in values]
+
+
 def format_duration(seconds: float, digits: int = DIGITS) -> str:
     """One duration in its own unit, for a line of text: ``2.965 days``, ``9.842 s``, ``2.527 ms``."""
     if seconds is None or not math.isfinite(seconds):

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ddlsim.report.columns import disambiguate, series_labels, x_label
 from ddlsim.report.plots_training import choose_baseline, training_table
-from ddlsim.report.quantities import format_in_unit, format_number
+from ddlsim.report.quantities import format_alike, format_in_unit, format_number
 from ddlsim.report.table import format_table
 
 
@@ -39,6 +39,7 @@ def training_summary(frame: pd.DataFrame, *, x: str = "auto", baseline: str = ""
                                      ("speedup", "ratio", f"{base_label} speed-up")):
             if column in table:
                 _with_unit(table, column, kind, header, headers)
+        table["x"] = format_alike(list(table["x"]))
         order = ["series", "x", "num_ranks", "iteration_time_s", "time_to_accuracy_s", "comm_fraction", "speedup",
                  "compute_source"]
         present = {key: _plain for key in order if key in table and key != x_column}

@@ -21,7 +21,9 @@ SIZE_UNITS = (("TB", float(units.TERA)), ("GB", float(units.GIGA)), ("MB", float
               ("kB", float(units.KILO)), ("B", 1.0))
 BANDWIDTH_UNITS = (("Tb/s", float(units.TERA)), ("Gb/s", float(units.GIGA)), ("Mb/s", float(units.MEGA)),
                    ("kb/s", float(units.KILO)), ("b/s", 1.0))
-LADDERS = {"time_s": TIME_UNITS, "size_bytes": SIZE_UNITS, "bandwidth_bps": BANDWIDTH_UNITS}
+FLOP_RATE_UNITS = (("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6), ("FLOP/s", 1.0))
+LADDERS = {"time_s": TIME_UNITS, "size_bytes": SIZE_UNITS, "bandwidth_bps": BANDWIDTH_UNITS,
+           "flop_per_s": FLOP_RATE_UNITS}
 _SUFFIXES = (("_s", "time_s"), ("_bytes", "size_bytes"), ("_bps", "bandwidth_bps"))
 
 

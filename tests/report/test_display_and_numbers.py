@@ -10,6 +10,7 @@ from ddlsim.registry import ALGORITHMS, FABRICS
 from ddlsim.report.display import DisplayTable, display_table
 from ddlsim.report.quantities import format_duration, format_in_unit, format_number
 from ddlsim.report.summary import collective_summary, training_summary
+from ddlsim.report.table import quantity_table
 from ddlsim.tasks.train import summarize_row
 from ddlsim.types import CollectiveOp
 
@@ -106,3 +107,12 @@ def test_the_run_summary_prints_few_digits():
     text = summarize_row(row)
     assert "2.965 days (26,026 steps)" in text and "2.527 ms" in text and "165,600 USD" in text
     assert "e+" not in text
+
+
+def test_a_quantity_table_names_each_columns_unit_once():
+    rows = [{"op": "all_reduce", "time_s": 2.4e-4, "busbw_bps": 6.5e10}, {"op": "barrier", "time_s": 0.0803,
+                                                                          "busbw_bps": None}]
+    header, first, second = quantity_table(rows, {"op": None, "time_s": "time_s", "busbw_bps": "bandwidth_bps"},
+                                           {"time_s": "time"}).splitlines()
+    assert header.split() == ["op", "time", "(ms)", "busbw_bps", "(Gb/s)"]
+    assert first.split() == ["all_reduce", "0.24", "65"] and second.split() == ["barrier", "80.3", "-"]

@@ -24,9 +24,7 @@ from matplotlib import ticker  # noqa: E402
 
 from ddlsim import units  # noqa: E402
 from ddlsim.report.display import display_table  # noqa: E402
-from ddlsim.report.quantities import format_number, time_unit  # noqa: E402
-
-__all__ = ["time_unit"]
+from ddlsim.report.quantities import format_number  # noqa: E402
 
 FORMATS = ("png", "pdf")
 DPI = 150
@@ -38,8 +36,8 @@ _LINESTYLES = ("-", "--", ":", "-.")
 _HATCHES = ("", "//", "..", "xx")
 # Series that are not fabrics (algorithms, strategies, settings) take these in order: none is a
 # fabric's colour, so that a colour means the same fabric in every figure.
-_PALETTE = ("#393b79", "#ad494a", "#637939", "#7b4173", "#bd9e39", "#3182bd", "#8c6d31", "#e6550d", "#31a354",
-            "#756bb1", "#636363", "#843c39")
+_PALETTE = ("#393b79", "#ad494a", "#637939", "#7b4173", "#bd9e39", "#8c6d31", "#843c39", "#5254a3", "#636363",
+            "#e7ba52", "#b5cf6b", "#9c9ede")
 
 
 def series_styles(labels: Iterable[str]) -> dict[str, dict[str, object]]:

@@ -20,6 +20,7 @@ import ddlsim
 from ddlsim import units
 from ddlsim.report import style
 from ddlsim.report.charts import Guide, Panel, Quantity, bar_chart, line_chart, panels_by
+from ddlsim.report.display import display_table
 from ddlsim.report.make import make_report
 from ddlsim.report.settings import ReportSettings
 
@@ -149,8 +150,8 @@ def test_a_fabric_keeps_its_colour_in_every_figure():
     among = style.series_styles(["torus2d", "ramp", "superpod", "sipac"])["superpod"]["color"]
     variant = style.series_styles(["ramp", "superpod_sipac"])["superpod_sipac"]["color"]
     assert alone == among == variant
-    fabric_colours = {style.series_styles([name])[name]["color"] for name in ("ramp", "superpod", "torus2d")}
-    others = style.series_styles(["ring", "mesh", "h_ring", "sipco"])
+    fabric_colours = {look.color for look in display_table().fabrics.values()}
+    others = style.series_styles(["ring", "mesh", "h_ring", "sipco", *(f"setting {index}" for index in range(12))])
     assert not fabric_colours & {entry["color"] for entry in others.values()}
 
 

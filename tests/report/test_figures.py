@@ -104,11 +104,11 @@ def experiment_rows(name: str) -> tuple[pd.DataFrame, ReportSettings]:
 def test_every_experiment_draws_labelled_figures(name, drawn, tmp_path):
     frame, settings = experiment_rows(name)
     report = make_report(frame, tmp_path, settings, write_tables=False)
-    pngs = sorted(path.stem for path in report.paths if path.suffix == ".png")
-    pdfs = sorted(path.stem for path in report.paths if path.suffix == ".pdf")
+    pngs = [path.stem for path in report.paths if path.suffix == ".png"]  # in the order they were drawn
+    pdfs = [path.stem for path in report.paths if path.suffix == ".pdf"]
     assert pngs and pngs == pdfs
     assert len(drawn) == len(pngs)
-    problems = [problem for figure, stem in zip(drawn, pngs, strict=False)
+    problems = [problem for figure, stem in zip(drawn, pngs, strict=True)
                 for problem in figure_problems(figure, f"{name}/{stem}")]
     assert not problems, "\n".join(problems)
 

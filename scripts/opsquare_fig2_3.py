@@ -9,7 +9,7 @@ packets, uniform random destinations). Writes under --out (default
     results.csv        one row per (network, nodes, locality, load)
     comparison.csv     the paper's stated numbers beside ours (the paper gives its data only as
                        plots, so the comparison uses the numbers its text states)
-    fig2_opsquare.png, fig3_leafspine.png
+    fig2_opsquare and fig3_leafspine (PNG and PDF)
 
 The default quick mode (256 nodes, three localities, three loads) needs about 20 s of CPU;
 --full runs both scales, localities 0, 0.33, 0.67 and 1 and loads 0.1 to 1.0 (see
@@ -27,17 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.network.packet.experiment import NETWORKS, LoadSweep, run_sweep  # noqa: E402
-from ddlsim.network.packet.leafspine_model import BUFFER_POLICIES  # noqa: E402
-from ddlsim.network.packet.paper_claims import check_claims  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
+from ddlsim.network.packet.experiment import NETWORKS, LoadSweep, run_sweep
+from ddlsim.network.packet.leafspine_model import BUFFER_POLICIES
+from ddlsim.network.packet.paper_claims import check_claims
+from ddlsim.report.charts import Guide, Panel, Quantity, line_chart
+from ddlsim.report.table import format_table
 
 QUICK = LoadSweep(scales=(256,), localities=(0.0, 0.33, 0.67), loads=(0.2, 0.6, 1.0))
 FULL = LoadSweep()
@@ -50,37 +46,20 @@ PAPER_LATENCY_LINES = {
 TITLES = {"opsquare": "Fig. 2: OPSquare for ML", "leafspine": "Fig. 3: H100 leaf-spine"}
 
 
-def plot_network(frame: pd.DataFrame, network: str, out: Path) -> Path:
-    data = frame[frame.network == network]
-    figure, (ax_thr, ax_loss, ax_lat) = plt.subplots(1, 3, figsize=(15, 4.2))
-    colours = plt.get_cmap("viridis")
-    localities = sorted(data.locality.unique())
-    styles = {256: "-", 1024: "--"}
-    for i, locality in enumerate(localities):
-        colour = colours(i / max(1, len(localities) - 1) * 0.85)
-        for nodes, part in data[data.locality == locality].groupby("num_nodes"):
-            part = part.sort_values("load")
-            label = f"{locality:.0%} local, {nodes} nodes"
-            style = {"color": colour, "linestyle": styles.get(nodes, ":"), "marker": "o", "markersize": 3}
-            ax_thr.plot(part.load, part.throughput, label=label, **style)
-            lossy = part[part.loss_ratio > 0]
-            ax_loss.plot(lossy.load, lossy.loss_ratio, label=label, **style)
-            ax_lat.plot(part.load, part.latency_mean_s * 1e6, label=label, **style)
-    ax_thr.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle=":", label="ideal")
-    for value, text in PAPER_LATENCY_LINES[network]:
-        ax_lat.axhline(value * 1e6, color="firebrick", linewidth=0.8, linestyle=":")
-        ax_lat.annotate(text, (0.02, value * 1e6), xycoords=("axes fraction", "data"), fontsize="x-small",
-                        color="firebrick", va="bottom")
-    for axis in (ax_thr, ax_loss, ax_lat):
-        axis.set_xlim(0, 1.05)
-    ax_thr.set(xlabel="offered load", ylabel="throughput (fraction of 3.6 Tb/s per node)", title="(a) throughput")
-    ax_loss.set(xlabel="offered load", ylabel="packet loss ratio", yscale="log",
-                title="(b) packet loss (zero not drawn)")
-    ax_lat.set(xlabel="offered load", ylabel="mean packet latency (us)", yscale="log", title="(c) packet latency")
-    ax_lat.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small")
-    figure.suptitle(f"{TITLES[network]} (ddlsim packet model)")
+def plot_network(frame: pd.DataFrame, network: str, out: Path) -> list[Path]:
+    """Throughput, loss and mean latency against offered load; colour per locality, line style per scale."""
+    data = frame[frame.network == network].sort_values(["locality", "num_nodes", "load"])
+    data = data.assign(share=data.locality.map(lambda value: f"{value:.0%} local"),
+                       nodes=data.num_nodes.map(lambda value: f"{value:,} nodes"))
+    loss = Quantity("loss_ratio", "packet loss ratio", scale="log")
+    chart = [Panel(data, "(a) throughput", y=Quantity("throughput", "throughput (fraction of 3.6 Tb/s per node)")),
+             Panel(data, "(b) packet loss (zero not drawn)", y=loss),
+             Panel(data, "(c) packet latency", y=Quantity("latency_mean_s", "mean packet latency", "time_s", "log"))]
+    guides = [Guide(1.0, "ideal", kind="ratio", panel=0)]
+    guides += [Guide(value_s, text, panel=2) for value_s, text in PAPER_LATENCY_LINES[network]]
     stem = "fig2_opsquare" if network == "opsquare" else "fig3_leafspine"
-    return save_figure(figure, out, stem, formats=("png",))[0]
+    return line_chart(chart, Quantity("load", "offered load"), chart[0].y, "share", out, stem, variant="nodes",
+                      guides=guides, legend_title="locality, scale", title=f"{TITLES[network]} (ddlsim packet model)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     frame.drop(columns=["wall_s", "cpu_s"]).to_csv(args.out / "results.csv", index=False)
     claims = pd.DataFrame([claim.as_row() for claim in check_claims(frame)])
     claims.to_csv(args.out / "comparison.csv", index=False)
-    figures = [plot_network(frame, network, args.out) for network in sweep.networks]
+    figures = [path for network in sweep.networks for path in plot_network(frame, network, args.out)]
 
     text = str
     print()

@@ -7,7 +7,7 @@ fat-tree (8 GPUs per node, then 32, 1,024 and 65,536 per tier), 2D torus on the 
 Step counts come from the schedules the estimator prices (compact views), not from formulas.
 The paper prints no numbers for Fig. 15; its text states that RAMP-x needs log_x(N) steps, 4
 at maximum scale, while ring-based steps grow with the number of nodes. Writes results.csv,
-comparison.csv and fig15.png under --out (default ./reproductions/ramp_fig15/).
+comparison.csv and fig15 (PNG and PDF) under --out (default ./reproductions/ramp_fig15/).
 
     python scripts/ramp_fig15.py
 """
@@ -18,18 +18,14 @@ import argparse
 import math
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.network import make_fabric  # noqa: E402
-from ddlsim.network.collectives.base import ScheduleRequest  # noqa: E402
-from ddlsim.registry import ALGORITHMS  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.network import make_fabric
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.registry import ALGORITHMS
+from ddlsim.report.charts import Panel, Quantity, line_chart
+from ddlsim.report.table import format_table
 
 SCALES = (16, 64, 256, 1024, 4096, 16384, 65536)
 STRATEGIES = {"RAMP-x": ("ramp", "rampx"), "Ring": ("superpod", "ring"),
@@ -60,15 +56,10 @@ def comparison(frame: pd.DataFrame) -> list[dict]:
     ]
 
 
-def plot(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for label in STRATEGIES:
-        part = frame[frame.strategy == label].sort_values("num_nodes")
-        axis.plot(part.num_nodes, part.num_steps, marker="o", label=label)
-    axis.set(xscale="log", yscale="log", xlabel="number of nodes", ylabel="algorithmic steps (reduce-scatter)",
-             title="RAMP Fig. 15 reproduced (ddlsim)")
-    axis.legend(frameon=False)
-    return save_figure(figure, out, "fig15", formats=("png",))[0]
+def plot(frame: pd.DataFrame, out: Path) -> list[Path]:
+    return line_chart([Panel(frame)], Quantity("num_nodes", "number of nodes", "count"),
+                      Quantity("num_steps", "algorithmic steps (reduce-scatter)"), "strategy", out, "fig15",
+                      legend_title="strategy", title="RAMP Fig. 15 reproduced (ddlsim)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     print("Reduce-scatter algorithmic steps:\n"
           + frame.pivot_table(index="num_nodes", columns="strategy", values="num_steps")[list(STRATEGIES)].to_string())
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
-    print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", plot(frame, args.out))
+    print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", *plot(frame, args.out))
     return 0
 
 

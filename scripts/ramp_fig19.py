@@ -7,8 +7,8 @@ Every system gets the same node bandwidth C and no oversubscription (RAMP 8.3): 
 per system as in Fig. 18 (`ramp_fig18.py`). The paper states: speed-ups of 1.04x to 2.24e3x
 depending on collective and rate; up to 32x over the fat-tree (broadcast) and 27x over TopoOpt
 (all-gather, scatter) at high rates; all-to-all 3x to 2.2e4x; the fat-tree is the best
-baseline apart from broadcast. Writes results.csv, speedups.csv, comparison.csv and fig19.png
-under --out (default ./reproductions/ramp_fig19/).
+baseline apart from broadcast. Writes results.csv, speedups.csv, comparison.csv and fig19
+(PNG and PDF) under --out (default ./reproductions/ramp_fig19/).
 
     python scripts/ramp_fig19.py
 """
@@ -18,16 +18,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from ramp_fig18 import OPS, STRATEGIES, best_times, systems
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from ramp_fig18 import OPS, STRATEGIES, best_times, systems  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.report.charts import Guide, Quantity, line_chart, panels_by
+from ddlsim.report.style import op_name
+from ddlsim.report.table import format_table
 
 CAPACITIES_TBPS = (0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8)
 BASELINES = [system for system in STRATEGIES if system != "RAMP"]
@@ -66,20 +63,13 @@ def comparison(ratio: pd.DataFrame, frame: pd.DataFrame) -> list[dict]:
     ]
 
 
-def plot(ratio: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(2, 4, figsize=(15, 6), sharex=True, sharey=True)
-    for axis, op in zip(axes.ravel(), OPS):
-        part = ratio.xs(op, level="op")
-        for system in BASELINES:
-            axis.plot(part.index, part[system], marker="o", label=system)
-        axis.set(title=op, xscale="log", yscale="log")
-    for axis in axes[-1]:
-        axis.set_xlabel("node capacity (Tbps)")
-    for axis in axes[:, 0]:
-        axis.set_ylabel("RAMP speed-up")
-    axes[0, -1].legend(frameon=False, fontsize="small")
-    figure.suptitle("RAMP Fig. 19 reproduced (ddlsim): bandwidth-matched baselines, 1 GB, 65,536 nodes")
-    return save_figure(figure, out, "fig19", formats=("png",))[0]
+def plot(ratio: pd.DataFrame, out: Path) -> list[Path]:
+    long = ratio.reset_index().melt(id_vars=["capacity_tbps", "op"], var_name="system", value_name="speedup")
+    long = long.assign(op_order=long["op"].map(list(OPS).index)).sort_values(["op_order", "system"], kind="stable")
+    return line_chart(panels_by(long, "op", op_name), Quantity("capacity_tbps", "node capacity (Tb/s)"),
+                      Quantity("speedup", "speed-up of RAMP (x)"), "system", out, "fig19", columns=4,
+                      legend_title="RAMP vs", guides=[Guide(1.0)],
+                      title="RAMP Fig. 19 reproduced (ddlsim): bandwidth-matched baselines, 1 GB, 65,536 nodes")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     print("RAMP speed-up over bandwidth-matched baselines (rows: Tbps, op):\n" + ratio.round(2).to_string())
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
     print("\nwrote", args.out / "results.csv", args.out / "speedups.csv", args.out / "comparison.csv",
-          plot(ratio, args.out))
+          *plot(ratio, args.out))
     return 0
 
 

@@ -8,7 +8,7 @@ Ring, 2D-torus and hierarchical all-reduce (RAMP 7.6) on the DGX SuperPod fat-tr
 at 2.4 Tbps, the `superpod_1to1` fabric), A100 reductions in half precision, at several message
 sizes. Writes fig21_electrical.csv (one row per strategy, size and GPU count, with the
 head-to-head / head-to-tail / compute split and the H2T/H2H ratio of Fig. 22) and
-fig21_electrical.png, and prints the table and the paper's qualitative statements checked
+fig21_electrical (PNG and PDF), and prints the table and the paper's qualitative statements checked
 against it. RAMP's own curve belongs to the RAMP fabric (not part of this script).
 """
 
@@ -25,11 +25,14 @@ import pandas as pd  # noqa: E402
 from ddlsim import units  # noqa: E402
 from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
 from ddlsim.network.collectives.ring import Torus2DRing  # noqa: E402
+from ddlsim.report.charts import Guide, Panel, Quantity, line_chart  # noqa: E402
+from ddlsim.report.style import size_tick  # noqa: E402
 
-# 2D-torus rings need an x dimension; RAMP does not give it. "2D-Torus" is near-square (x = y =
-# 256 at 65,536 GPUs), "2D-Torus x=8" puts one DGX on each x-ring (y = GPUs / 8).
-STRATEGIES = {"ring": ("Ring", "ring"), "torus2d": ("2D-Torus", "torus2d"),
-              "torus2d_x8": ("2D-Torus x=8", Torus2DRing(dim_x=8)), "hierarchical": ("Hierarchical", "hierarchical")}
+# 2D-torus rings need an x dimension; RAMP does not give it. "2D-torus rings" are near-square
+# (x = y = 256 at 65,536 GPUs), "2D-torus rings x=8" put one DGX on each x-ring (y = GPUs / 8).
+STRATEGIES = {"ring": ("Ring", "ring"), "torus2d": ("2D-torus rings", "torus2d"),
+              "torus2d_x8": ("2D-torus rings x=8", Torus2DRing(dim_x=8)),
+              "hierarchical": ("Hierarchical", "hierarchical")}
 SIZES = ["1MB", "100MB", "1GB", "10GB"]
 GPUS = [16, 64, 256, 1024, 4096, 16384, 65536]
 QUICK_GPUS = [16, 256, 4096]
@@ -81,33 +84,15 @@ def claims(frame: pd.DataFrame) -> list[tuple[str, bool, str]]:
     return checks
 
 
-def plot(frame: pd.DataFrame, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    colours = {"Ring": "tab:red", "2D-Torus": "tab:blue", "2D-Torus x=8": "tab:purple", "Hierarchical": "tab:green"}
-    markers = dict(zip(sorted(frame.size_bytes.unique()), "osD^v<>"))
-    figure, (times, ratios) = plt.subplots(1, 2, figsize=(12, 4.8))
-    for (label, size), group in frame.groupby(["strategy", "size_bytes"]):
-        group = group.sort_values("num_gpus")
-        style = {"color": colours[label], "marker": markers[size], "linestyle": "--", "markersize": 5}
-        name = f"{label}, {units.format_size_bytes(size)}"
-        times.plot(group.num_gpus, group.time_s, label=name, **style)
-        ratios.plot(group.num_gpus, group.h2t_over_h2h, label=name, **style)
-    for axis, title in ((times, "all-reduce completion time (s)"), (ratios, "H2T / H2H (RAMP Fig. 22)")):
-        axis.set_xscale("log", base=2)
-        axis.set_yscale("log")
-        axis.set_xlabel("number of GPUs")
-        axis.set_title(title)
-        axis.grid(True, which="both", alpha=0.3)
-    ratios.axhline(10, color="grey", linewidth=0.8)
-    times.legend(fontsize=7, ncol=2)
-    figure.suptitle("RAMP Fig. 21, electrical half: SuperPod fat-tree, 2.4 Tbps per GPU (1:1)")
-    figure.tight_layout()
-    figure.savefig(path, dpi=150)
-    plt.close(figure)
+def plot(frame: pd.DataFrame, path: Path) -> list[Path]:
+    """All-reduce time and H2T/H2H against the GPU count, one colour per strategy, one line style per size."""
+    frame = frame.assign(size=frame.size_bytes.map(size_tick))
+    gpus = Quantity("num_gpus", "number of GPUs", "count")
+    chart = [Panel(frame, "all-reduce completion time", y=Quantity("time_s", "completion time", "time_s")),
+             Panel(frame, "H2T / H2H (RAMP Fig. 22)", y=Quantity("h2t_over_h2h", "H2T / H2H"))]
+    return line_chart(chart, gpus, chart[0].y, "strategy", path.parent, path.stem, variant="size", columns=2,
+                      legend_title="strategy, message size", guides=[Guide(10.0, "H2T = 10 x H2H", panel=1)],
+                      title="RAMP Fig. 21, electrical half: SuperPod fat-tree, 2.4 Tbps per GPU (1:1)")
 
 
 def main(argv: list[str] | None = None) -> pd.DataFrame:
@@ -118,7 +103,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     frame = compute(SIZES, QUICK_GPUS if args.quick else GPUS)
     args.out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out / "fig21_electrical.csv", index=False)
-    plot(frame, args.out / "fig21_electrical.png")
+    written = plot(frame, args.out / "fig21_electrical.png")
     table = frame.assign(size=frame.size_bytes.map(units.format_size_bytes)).pivot_table(
         index=["size", "num_gpus"], columns="strategy", values="time_s", sort=False)
     with pd.option_context("display.float_format", "{:.4g}".format, "display.width", 120):
@@ -136,7 +121,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         hierarchical = top[(top.algorithm == "hierarchical") & (top.size_bytes == size)].time_s.iloc[0]
         print(f"  {units.format_size_bytes(size):>5s} at {frame.num_gpus.max()} GPUs: paper {paper:8.1f}   "
               f"ddlsim {ring / hierarchical:8.1f}")
-    print(f"\nwrote {args.out / 'fig21_electrical.csv'} and {args.out / 'fig21_electrical.png'}")
+    print(f"\nwrote {args.out / 'fig21_electrical.csv'}", *written)
     return frame
 
 

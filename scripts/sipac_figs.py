@@ -13,7 +13,7 @@ the same shape, a 16 x 32 2D torus, and the SuperPod of SiPAC VI-A (8 GPUs per D
 Every link hop costs 1 us. A pattern's completion time is its price on the fabric (latency plus
 transfer of the busiest resource; no collective algorithm). The paper reports, at 1 MB, SiPAC
 3.6-5.3x faster than SuperPod, 1.4-5.9x than the torus and 1.4-3.4x than BCube. Writes CSVs and
-fig7.png, fig10.png, fig11.png under --out (default ./reproductions/sipac_figs/).
+fig7, fig10 and fig11 (PNG and PDF) under --out (default ./reproductions/sipac_figs/).
 
     python scripts/sipac_figs.py
 """
@@ -23,20 +23,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.network import make_fabric  # noqa: E402
-from ddlsim.network.collectives.sipco_logic import table2_terms  # noqa: E402
-from ddlsim.network.patterns import Mesh, Pairs  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
-from ddlsim.types import GroupLayout  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.network import make_fabric
+from ddlsim.network.collectives.sipco_logic import table2_terms
+from ddlsim.network.patterns import Mesh, Pairs
+from ddlsim.report.charts import Panel, Quantity, bar_chart, line_chart, panels_by
+from ddlsim.report.table import format_table
+from ddlsim.types import GroupLayout
 
 ALPHA_S, BETA_S_PER_BYTE = 1e-6, 8 / 512e9
 FIG7_SIZES = (16, 64, 256, 1024, 4096)
@@ -116,33 +112,22 @@ def comparison(frame: pd.DataFrame, curves: pd.DataFrame) -> list[dict]:
 
 
 def plot(curves: pd.DataFrame, frame: pd.DataFrame, out: Path) -> list[Path]:
-    paths = []
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for algorithm, part in curves[curves.sweep == "cus"].groupby("algorithm"):
-        left.plot(part.num_cus, part.time_s * 1e3, marker="o", label=algorithm)
-    for algorithm, part in curves[curves.sweep == "size"].groupby("algorithm"):
-        right.plot(part.size_bytes, part.time_s * 1e3, marker="o", label=algorithm)
-    left.set(xscale="log", yscale="log", xlabel="CUs (100 MB)", ylabel="all-reduce JCT (ms)")
-    right.set(xscale="log", yscale="log", xlabel="message size (B), 1,024 CUs")
-    left.legend(frameon=False)
-    figure.suptitle("SiPAC Fig. 7 reproduced (Table II, alpha = 1 us, 512 Gb/s)")
-    paths += save_figure(figure, out, "fig7", formats=("png",))
-    figure, axes = plt.subplots(1, 3, figsize=(14, 4), sharey=True)
-    for axis, kind in zip(axes, PATTERNS):
-        for system, part in frame[(frame.pattern == kind) & (frame.size_meaning == "per_flow")].groupby("system"):
-            axis.plot(part.size_bytes, part.time_s, marker="o", label=system)
-        axis.set(title=kind, xscale="log", yscale="log", xlabel="message size (B)")
-    axes[0].set_ylabel("JCT (s), every flow carries the message")
-    axes[-1].legend(frameon=False)
-    figure.suptitle("SiPAC Fig. 10 reproduced: 512 CUs, 2,048 Gb/s per CU")
-    paths += save_figure(figure, out, "fig10", formats=("png",))
-    figure, axes = plt.subplots(1, 2, figsize=(12, 4))
-    for axis, meaning in zip(axes, ("per_flow", "per_cu")):
-        at_1mb(frame, meaning).mul(1e6).plot.bar(ax=axis, logy=True, rot=0)
-        axis.set(ylabel="JCT (us) at 1 MB", title=f"1 MB {meaning}")
-    figure.suptitle("SiPAC Fig. 11 reproduced: 512 CUs at 1 MB")
-    paths += save_figure(figure, out, "fig11", formats=("png",))
-    return paths
+    time = Quantity("time_s", "all-reduce JCT", "time_s")
+    size = Quantity("size_bytes", "message size", "size_bytes")
+    sweeps = [Panel(curves[curves.sweep == "cus"], "100 MB messages", x=Quantity("num_cus", "CUs", "count")),
+              Panel(curves[curves.sweep == "size"], "1,024 CUs", x=size)]
+    paths = line_chart(sweeps, sweeps[0].x, time, "algorithm", out, "fig7", legend_title="algorithm",
+                       title="SiPAC Fig. 7 reproduced (Table II, alpha = 1 us, 512 Gb/s)")
+    per_flow = frame[frame.size_meaning == "per_flow"]
+    paths += line_chart(panels_by(per_flow, "pattern"), Quantity("size_bytes", "message size per flow", "size_bytes"),
+                        Quantity("time_s", "JCT", "time_s"), "system", out, "fig10", legend_title="system",
+                        title="SiPAC Fig. 10 reproduced: 512 CUs, 2,048 Gb/s per CU")
+    at_1mb_rows = frame[frame.size_bytes == 10**6]
+    meanings = [Panel(at_1mb_rows[at_1mb_rows.size_meaning == meaning], f"1 MB {text}")
+                for meaning, text in (("per_flow", "per flow"), ("per_cu", "per CU"))]
+    return paths + bar_chart(meanings, "pattern", Quantity("time_s", "JCT at 1 MB", "time_s"), "system", out,
+                             "fig11", category_label="traffic pattern", legend_title="system",
+                             title="SiPAC Fig. 11 reproduced: 512 CUs at 1 MB")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ iteration time of OCS-reconfig with and without host forwarding while its reconf
 goes from 1 us to 10 ms (Algorithm 5 every 50 ms), against TopoOpt's fixed topology.
 
 Writes under --out (default ./reproductions/topoopt_fig10_17/): fig10.csv, fig17.csv,
-comparison.csv, fig10.png, fig17.png.
+comparison.csv, fig10 and fig17 (PNG and PDF).
 
     python scripts/topoopt_fig10_17.py
 """
@@ -24,10 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ddlsim.network.fabrics.topoopt import cost  # noqa: E402
@@ -38,7 +34,7 @@ from ddlsim.network.fabrics.topoopt.reconfig_sim import (  # noqa: E402
     workload_phases,
 )
 from ddlsim.network.fabrics.topoopt.topology_finder import topology_finder  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
+from ddlsim.report.charts import Quantity, line_chart, panels_by  # noqa: E402
 from ddlsim.report.table import format_table  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -130,28 +126,16 @@ def comparison(costs: pd.DataFrame, f17: pd.DataFrame) -> list[dict]:
 
 
 def plot(costs: pd.DataFrame, f17: pd.DataFrame, out: Path) -> list[Path]:
-    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-    for axis, degree in zip(axes, (4, 8)):
-        part = costs[costs.degree == degree]
-        for name, series in part.groupby("architecture", sort=False):
-            axis.plot(series.num_servers, series.capex_usd / 1e6, marker="o", label=name)
-        axis.set(title=f"d = {degree}, B = 100 Gbps", xlabel="servers", xscale="log", yscale="log")
-    axes[0].set_ylabel("network cost (million USD)")
-    axes[1].legend(frameon=False, fontsize="small")
-    figure.suptitle("TopoOpt Fig. 10 reproduced (ddlsim): interconnect cost")
-    figure.tight_layout()
-    paths = save_figure(figure, out, "fig10", formats=("png",))
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for axis, model in zip(axes, ("dlrm", "bert")):
-        part = f17[f17.model == model]
-        for name, series in part.groupby("series", sort=False):
-            axis.plot(series.reconfiguration_s * 1e6, series.iteration_time_s * 1e3, marker="o", label=name)
-        axis.set(title=f"{model}, d = 8, B = 100 Gbps", xlabel="reconfiguration latency (us)", xscale="log",
-                 ylabel="iteration time (ms)")
-    axes[0].legend(frameon=False)
-    figure.suptitle("TopoOpt Fig. 17 reproduced (ddlsim)")
-    figure.tight_layout()
-    return paths + save_figure(figure, out, "fig17", formats=("png",))
+    costs = costs.assign(capex_musd=costs.capex_usd / 1e6)
+    paths = line_chart(panels_by(costs, "degree", lambda degree: f"d = {degree}, B = 100 Gbps"),
+                       Quantity("num_servers", "servers", "count"),
+                       Quantity("capex_musd", "network cost (million USD)"),
+                       "architecture", out, "fig10", legend_title="architecture",
+                       title="TopoOpt Fig. 10 reproduced (ddlsim): interconnect cost")
+    return paths + line_chart(panels_by(f17, "model", lambda model: f"{model}, d = 8, B = 100 Gbps"),
+                              Quantity("reconfiguration_s", "reconfiguration latency", "time_s"),
+                              Quantity("iteration_time_s", "iteration time", "time_s"), "series", out, "fig17",
+                              title="TopoOpt Fig. 17 reproduced (ddlsim)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ d = 4 and 8, batch per GPU 64 to 2048: iteration time on TopoOpt, the Ideal Swit
 fat-tree, the all-to-all / AllReduce traffic ratio, TopoOpt's bandwidth tax and mean path length.
 
 Writes under --out (default ./reproductions/topoopt_fig11_12/): fig11.csv, fig12.csv,
-fig13_14.csv, comparison.csv and fig11.png, fig12.png, fig13_14.png.
+fig13_14.csv, comparison.csv and fig11, fig12, fig13_14 (PNG and PDF).
 
     python scripts/topoopt_fig11_12.py            # everything (about a minute on 2 cores)
     python scripts/topoopt_fig11_12.py --quick    # B = 25 and 100 Gbps, batches 64/512/2048
@@ -31,10 +31,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -49,7 +45,7 @@ from ddlsim.network.fabrics.topoopt.reconfig_sim import (  # noqa: E402
     workload_phases,
 )
 from ddlsim.network.fabrics.topoopt.topology_finder import topology_finder  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
+from ddlsim.report.charts import Panel, Quantity, line_chart, panels_by  # noqa: E402
 from ddlsim.report.table import format_table  # noqa: E402
 from ddlsim.training import Pricer, TrainingSettings, simulate_training  # noqa: E402
 from ddlsim.training.run import reduction_model  # noqa: E402
@@ -225,44 +221,25 @@ def comparison(f11: pd.DataFrame, f12: pd.DataFrame, tax: pd.DataFrame) -> list[
     return rows
 
 
-def plot_fig11(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(2, 3, figsize=(15, 8))
-    for axis, model in zip(axes.ravel(), MODELS):
-        part = frame[frame.model == model]
-        for name in FABRICS:
-            series = part[part.fabric == name].sort_values("link_bandwidth_gbps")
-            axis.plot(series.link_bandwidth_gbps, series.iteration_time_s * 1e3, marker="o", label=name)
-        axis.set(title=model, xlabel="link bandwidth B (Gbps)", ylabel="iteration time (ms)", xscale="log",
-                 yscale="log")
-    axes[0, -1].legend(frameon=False, fontsize="small")
-    figure.suptitle("TopoOpt Fig. 11 reproduced (ddlsim): 128 servers, d = 4")
-    figure.tight_layout()
-    return save_figure(figure, out, "fig11", formats=("png",))[0]
+def plot_fig11(frame: pd.DataFrame, out: Path) -> list[Path]:
+    frame = frame.assign(order=frame.fabric.map(list(FABRICS).index)).sort_values(["order", "link_bandwidth_gbps"])
+    return line_chart(panels_by(frame, "model"), Quantity("link_bandwidth_gbps", "link bandwidth B (Gb/s)"),
+                      Quantity("iteration_time_s", "iteration time", "time_s"), "fabric", out, "fig11",
+                      legend_title="fabric", title="TopoOpt Fig. 11 reproduced (ddlsim): 128 servers, d = 4")
 
 
 def plot_fig12(frame: pd.DataFrame, tax: pd.DataFrame, out: Path) -> list[Path]:
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for axis, degree in zip(axes, (4, 8)):
-        part = frame[frame.degree == degree]
-        for name in ("TopoOpt", "Ideal Switch", "Fat-tree"):
-            series = part[part.fabric == name].sort_values("batch_per_gpu")
-            axis.plot(series.batch_per_gpu, series.iteration_time_s * 1e3, marker="o", label=name)
-        axis.set(title=f"d = {degree}, B = 100 Gbps", xlabel="batch per GPU", xscale="log", yscale="log")
-    axes[0].set_ylabel("iteration time (ms)")
-    axes[0].legend(frameon=False)
-    figure.suptitle("TopoOpt Fig. 12 reproduced (ddlsim): DLRM, 128 tables on 128 servers")
-    figure.tight_layout()
-    paths = save_figure(figure, out, "fig12", formats=("png",))
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for degree in (4, 8):
-        part = tax[tax.degree == degree].sort_values("batch_per_gpu")
-        left.plot(part.batch_per_gpu, part.bandwidth_tax, marker="o", label=f"d = {degree}")
-        right.plot(part.batch_per_gpu, part.mean_path_length, marker="o", label=f"d = {degree}")
-    left.set(xlabel="batch per GPU", ylabel="bandwidth tax", xscale="log", title="Fig. 13: bandwidth tax")
-    right.set(xlabel="batch per GPU", ylabel="mean path length (hops)", xscale="log", title="Fig. 14: path length")
-    left.legend(frameon=False)
-    figure.tight_layout()
-    return paths + save_figure(figure, out, "fig13_14", formats=("png",))
+    frame = frame[frame.fabric.isin(("TopoOpt", "Ideal Switch", "Fat-tree"))]
+    paths = line_chart(panels_by(frame, "degree", lambda degree: f"d = {degree}, B = 100 Gbps"),
+                       Quantity("batch_per_gpu", "batch per GPU", "count"),
+                       Quantity("iteration_time_s", "iteration time", "time_s"), "fabric", out, "fig12",
+                       legend_title="fabric",
+                       title="TopoOpt Fig. 12 reproduced (ddlsim): DLRM, 128 tables on 128 servers")
+    tax = tax.assign(d=tax.degree.map(lambda degree: f"d = {degree}"))
+    chart = [Panel(tax, "Fig. 13: bandwidth tax", y=Quantity("bandwidth_tax", "bandwidth tax")),
+             Panel(tax, "Fig. 14: path length", y=Quantity("mean_path_length", "mean path length (hops)"))]
+    return paths + line_chart(chart, Quantity("batch_per_gpu", "batch per GPU", "count"), chart[0].y, "d", out,
+                              "fig13_14", columns=2, legend_title="degree")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nFig. 12: DLRM, 128 tables, B = 100 Gbps, iteration time (ms)\n" + table.round(1).to_string())
     print("\nFigs. 13-14:\n" + tax.round(3).to_string(index=False))
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
-    paths = [plot_fig11(f11, args.out), *plot_fig12(f12, tax, args.out)]
+    paths = [*plot_fig11(f11, args.out), *plot_fig12(f12, tax, args.out)]
     print("\nwrote", *(args.out / name for name in ("fig11.csv", "fig12.csv", "fig13_14.csv", "comparison.csv")),
           *paths)
     print(f"took {time.perf_counter() - started:.1f} s", file=sys.stderr)

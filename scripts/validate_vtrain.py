@@ -20,8 +20,8 @@ non-interleaved 1F1B, so those rows score the interleaved schedule against 1F1B 
 the report says how many rows it applies to and how their predictions move.
 
 Writes ``DIR/vtrain_predictions.csv`` (one row per measured run: inputs, measured and predicted
-milliseconds, error, whether the row was used for fitting) and ``DIR/vtrain_predicted_vs_measured.png``,
-and prints the mean absolute percentage error (MAPE), median and maximum absolute error by
+milliseconds, error, whether the row was used for fitting) and ``DIR/vtrain_predicted_vs_measured``
+(PNG and PDF), and prints the mean absolute percentage error (MAPE), median and maximum absolute error by
 scale and split, and by parallelism.
 """
 
@@ -196,39 +196,23 @@ def report(results: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def plot(results: pd.DataFrame, path: Path) -> None:
-    import matplotlib
+def plot(results: pd.DataFrame, path: Path) -> list[Path]:
+    """Predicted against measured iteration time, one panel per file, the identity and +-10 % dotted."""
+    from ddlsim.report.charts import Guide, Panel, Quantity, line_chart
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
-    styles = {("single-node", True): ("tab:blue", "single node, used for fitting"),
-              ("single-node", False): ("tab:cyan", "single node, held out"),
-              ("multi-node", False): ("tab:red", "multi node, held out")}
-    for axis, scale in zip(axes, FILES, strict=True):
-        subset = results[results.scale == scale]
-        for (style_scale, fitted), (color, label) in styles.items():
-            points = subset[(subset.scale == style_scale) & (subset.fitted == fitted)]
-            if len(points):
-                mape = points.error_pct.abs().mean()
-                axis.scatter(points.measured_ms / 1e3, points.predicted_ms / 1e3, s=9, alpha=0.6, color=color,
-                             label=f"{label} ({len(points)} rows, MAPE {mape:.1f} %)")
-        low = min(subset.measured_ms.min(), subset.predicted_ms.min()) / 1e3 / 1.2
-        high = max(subset.measured_ms.max(), subset.predicted_ms.max()) / 1e3 * 1.2
-        axis.plot([low, high], [low, high], color="black", linewidth=0.8)
-        for factor in (0.9, 1.1):
-            axis.plot([low, high], [low * factor, high * factor], color="black", linewidth=0.5, linestyle=":")
-        axis.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high), xlabel="measured iteration time (s)",
-                 ylabel="ddlsim iteration time (s)", title=f"{scale} A100 runs (dotted: ±10 %)")
-        for ticks in (axis.xaxis, axis.yaxis):
-            ticks.set_major_formatter(ScalarFormatter())
-            ticks.set_minor_formatter(NullFormatter())
-        axis.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+    names = {("single-node", True): "single node, used for fitting", ("single-node", False): "single node, held out",
+             ("multi-node", False): "multi node, held out"}
+    frame = results.assign(measured_s=results.measured_ms / 1e3, predicted_s=results.predicted_ms / 1e3)
+    frame["group"] = [names[(scale, bool(fitted))] for scale, fitted in zip(frame.scale, frame.fitted, strict=True)]
+    counts = frame.groupby("group").agg(rows=("group", "size"), mape=("error_pct", lambda error: error.abs().mean()))
+    frame["group"] = frame.group.map(lambda group: f"{group} ({counts.rows[group]} rows, "
+                                                   f"MAPE {counts.mape[group]:.1f} %)")
+    chart = [Panel(frame[frame.scale == scale], f"{scale} A100 runs") for scale in FILES]
+    guides = [Guide(1.0, kind="ratio"), Guide(0.9, kind="ratio"), Guide(1.1, kind="ratio")]
+    return line_chart(chart, Quantity("measured_s", "measured iteration time (s)", scale="log"),
+                      Quantity("predicted_s", "ddlsim iteration time (s)", scale="log"), "group", path.parent,
+                      path.stem, points=True, guides=guides, columns=2, legend_title="rows",
+                      title="ddlsim against measured A100 iteration times (dotted: identity and +-10 %)")
 
 
 def interleaving_report(interleaved: pd.DataFrame, one_f_one_b: pd.DataFrame) -> str:

@@ -10,8 +10,8 @@ computed from the architectures (`ddlsim.workload.vision`). As in the paper, the
 is not applied (Section 5.4: "assume there is no constraint of optical communication") and local
 reductions are not timed (Eq. 6 has no compute term). The paper gives its figures only as
 normalised bars, so the side-by-side comparison uses the averages its text states. Writes under
---out (default ./reproductions/wrht_fig5_6/): results.csv, comparison.csv, fig4.png, fig5.png,
-fig6.png. The extra series "Ring, fixed circuits" is the ring on the same fabric with
+--out (default ./reproductions/wrht_fig5_6/): results.csv, comparison.csv, fig4, fig5 and
+fig6 (PNG and PDF). The extra series "Ring, fixed circuits" is the ring on the same fabric with
 reconfigure=on_change (its circuits never change, so it pays 25 us once, not per step).
 
     python scripts/wrht_fig5_6.py
@@ -22,18 +22,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
-from ddlsim.network.collectives.wrht import lemma1_group_size  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
-from ddlsim.workload.vision import gradient_bytes  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.network import CollectiveEstimator, make_fabric
+from ddlsim.network.collectives.wrht import lemma1_group_size
+from ddlsim.report.charts import Panel, Quantity, bar_chart, line_chart, panels_by
+from ddlsim.report.table import format_table
+from ddlsim.workload.vision import gradient_bytes
 
 MODELS = {"resnet50": "ResNet50", "vgg16": "VGG16", "alexnet": "AlexNet", "beit_large": "BEiT-L"}
 BASELINES = {"ring": "Ring", "hring": "H-Ring", "binomial_tree": "BT"}
@@ -112,35 +108,26 @@ def comparison(frame: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def plot(frame: pd.DataFrame, figure_name: str, x: str, out: Path) -> Path:
-    part = frame[frame.figure == figure_name]
-    figure, axes = plt.subplots(1, len(MODELS), figsize=(16, 3.6), sharey=True)
+def plot(frame: pd.DataFrame, figure_name: str, x: str, out: Path) -> list[Path]:
     labels = {**BASELINES, "wrht": "WRHT", "ring_fixed_circuits": "Ring, fixed circuits"}
-    for axis, (model, title) in zip(axes, MODELS.items()):
-        for algorithm, label in labels.items():
-            series = part[(part.model == model) & (part.algorithm == algorithm)].sort_values(x)
-            style = {"linestyle": ":"} if algorithm == "ring_fixed_circuits" else {}
-            axis.plot(series[x], series.normalised_time, marker="o", label=label, **style)
-        axis.set(title=title, xlabel="wavelengths" if x == "wavelengths" else "nodes", yscale="log")
-        if x == "wavelengths":
-            axis.set_xscale("log", base=2)
-    axes[0].set_ylabel("time / WRHT on ResNet50 (reference point)")
-    axes[-1].legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    number = figure_name[-1]
-    figure.suptitle(f"WRHT Fig. {number} reproduced (ddlsim, optical ring)")
-    return save_figure(figure, out, figure_name, formats=("png",))[0]
+    part = frame[(frame.figure == figure_name) & frame.algorithm.isin(labels)]
+    part = part.assign(series=part.algorithm.map(labels), order=part.algorithm.map(list(labels).index))
+    part = part.sort_values(["order", x])
+    x_quantity = Quantity(x, "wavelengths" if x == "wavelengths" else "nodes", "count")
+    reference = "256 wavelengths" if figure_name == "fig5" else "1,024 nodes"
+    return line_chart(panels_by(part, "model", MODELS.get), x_quantity, Quantity("normalised_time", "time / reference"),
+                      "series", out, figure_name, columns=2, legend_title="algorithm",
+                      title=f"WRHT Fig. {figure_name[-1]} reproduced (ddlsim, optical ring); "
+                            f"reference: WRHT on ResNet50 at {reference}")
 
 
-def plot_fig4(frame: pd.DataFrame, out: Path) -> Path:
-    part = frame[frame.figure == "fig4"]
-    figure, axis = plt.subplots(figsize=(6, 3.5))
-    for index, m in enumerate((17, 33, 65, 129)):
-        values = [part[(part.model == model) & (part.m == m)].normalised_time.iloc[0] for model in MODELS]
-        axis.bar([i + 0.2 * index - 0.3 for i in range(len(MODELS))], values, 0.2, label=f"WRHT_{index} (m={m})")
-    axis.set_xticks(range(len(MODELS)), list(MODELS.values()))
-    axis.set(ylabel="time / WRHT_3", title="WRHT Fig. 4 reproduced: 1024 nodes, w = 64")
-    axis.legend(frameon=False, fontsize="small")
-    return save_figure(figure, out, "fig4", formats=("png",))[0]
+def plot_fig4(frame: pd.DataFrame, out: Path) -> list[Path]:
+    part = frame[frame.figure == "fig4"].sort_values("m", kind="stable")
+    index = {m: position for position, m in enumerate(sorted(part.m.unique()))}
+    part = part.assign(series=[f"WRHT_{index[m]} (m={m})" for m in part.m])
+    return bar_chart([Panel(part)], "model", Quantity("normalised_time", "time / WRHT_3"), "series", out, "fig4",
+                     category_label="model", legend_title="group size", category_name=MODELS.get,
+                     title="WRHT Fig. 4 reproduced: 1024 nodes, w = 64")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
                                                         columns="algorithm", values="time_s") * 1e3
     print("\nAll-reduce time (ms):\n" + time_ms.round(2).to_string())
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
-    paths = [plot_fig4(frame, args.out), plot(frame, "fig5", "wavelengths", args.out),
-             plot(frame, "fig6", "num_nodes", args.out)]
+    paths = [*plot_fig4(frame, args.out), *plot(frame, "fig5", "wavelengths", args.out),
+             *plot(frame, "fig6", "num_nodes", args.out)]
     print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", *paths)
     return 0
 

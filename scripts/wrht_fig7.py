@@ -7,7 +7,7 @@ budget off as in Figs. 5-6); electrical: WRHT Table 2's two-level fat-tree of 32
 of ResNet-50, VGG-16, AlexNet and BEiT-L (parameter counts from the architectures,
 `ddlsim.workload.vision`); local reductions are not timed, as in the paper. The paper gives the
 figure only as normalised bars, so the comparison uses the averages its text states. Writes
-under --out (default ./reproductions/wrht_fig7/): results.csv, comparison.csv, fig7.png.
+under --out (default ./reproductions/wrht_fig7/): results.csv, comparison.csv, fig7 (PNG and PDF).
 
     python scripts/wrht_fig7.py
 """
@@ -17,17 +17,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
-from ddlsim.workload.vision import gradient_bytes  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.network import CollectiveEstimator, make_fabric
+from ddlsim.report.charts import Quantity, bar_chart, panels_by
+from ddlsim.report.table import format_table
+from ddlsim.workload.vision import gradient_bytes
 
 MODELS = {"resnet50": "ResNet50", "vgg16": "VGG16", "alexnet": "AlexNet", "beit_large": "BEiT-L"}
 NODES = (128, 256, 512, 1024)
@@ -74,19 +70,13 @@ def comparison(frame: pd.DataFrame) -> list[dict]:
     return rows
 
 
-def plot(frame: pd.DataFrame, out: Path) -> Path:
-    figure, axes = plt.subplots(1, len(MODELS), figsize=(16, 3.6), sharey=True)
-    width = 0.2
-    for axis, (model, title) in zip(axes, MODELS.items()):
-        for index, name in enumerate(SERIES):
-            part = frame[(frame.model == model) & (frame.series == name)].sort_values("num_nodes")
-            axis.bar([i + (index - 1.5) * width for i in range(len(NODES))], part.normalised_time, width, label=name)
-        axis.set_xticks(range(len(NODES)), [str(n) for n in NODES])
-        axis.set(title=title, xlabel="nodes", yscale="log")
-    axes[0].set_ylabel("time / WRHT on ResNet50, 128 nodes")
-    axes[-1].legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    figure.suptitle("WRHT Fig. 7 reproduced (ddlsim): optical ring vs electrical fat-tree")
-    return save_figure(figure, out, "fig7", formats=("png",))[0]
+def plot(frame: pd.DataFrame, out: Path) -> list[Path]:
+    frame = frame.assign(order=frame.series.map(list(SERIES).index)).sort_values(["num_nodes", "order"])
+    return bar_chart(panels_by(frame, "model", MODELS.get), "num_nodes",
+                     Quantity("normalised_time", "time / reference"), "series", out, "fig7",
+                     category_label="nodes", columns=2, legend_title="system",
+                     title="WRHT Fig. 7 reproduced (ddlsim): optical ring vs electrical fat-tree; "
+                           "reference: WRHT on ResNet50 at 128 nodes")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     print("All-reduce time (ms):\n" + table[list(SERIES)].round(2).to_string())
     print("\nSteps:\n" + steps[list(SERIES)].astype(int).to_string())
     print("\nPaper vs ddlsim:\n" + format_table(claims, {key: str for key in claims[0]}))
-    print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", plot(frame, args.out))
+    print("\nwrote", args.out / "results.csv", args.out / "comparison.csv", *plot(frame, args.out))
     return 0
 
 

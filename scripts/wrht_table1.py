@@ -7,7 +7,7 @@ motivating example of Fig. 2 (15 nodes, 2 wavelengths), the wavelengths first fi
 each WRHT step against Section 4.1.2's counts, and the maximum group size m' that Eqs. 7 to 13
 give for the default device parameters. Writes under --out (default ./reproductions/wrht_table1/):
 
-    table1.csv, fig2_example.csv, wavelengths.csv, optical_budget.csv, table1.png
+    table1.csv, fig2_example.csv, wavelengths.csv, optical_budget.csv, table1.png and .pdf
 
     python scripts/wrht_table1.py
 """
@@ -17,22 +17,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.errors import InfeasibleError  # noqa: E402
-from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
-from ddlsim.network.collectives import wrht  # noqa: E402
-from ddlsim.network.collectives.base import ScheduleRequest  # noqa: E402
-from ddlsim.network.fabrics.optical_ring import rwa  # noqa: E402
-from ddlsim.network.fabrics.optical_ring.budget import max_communication_length, required_snr  # noqa: E402
-from ddlsim.registry import ALGORITHMS  # noqa: E402
-from ddlsim.report.style import save_figure  # noqa: E402
-from ddlsim.report.table import format_table  # noqa: E402
+from ddlsim.catalog import load_all
+from ddlsim.errors import InfeasibleError
+from ddlsim.network import CollectiveEstimator, make_fabric
+from ddlsim.network.collectives import wrht
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.fabrics.optical_ring import rwa
+from ddlsim.network.fabrics.optical_ring.budget import max_communication_length, required_snr
+from ddlsim.registry import ALGORITHMS
+from ddlsim.report.charts import Panel, Quantity, bar_chart
+from ddlsim.report.table import format_table
 
 TEXT = str
 
@@ -108,16 +104,14 @@ def budget_rows() -> list[dict]:
     return rows
 
 
-def plot(rows: list[dict], out: Path) -> Path:
-    figure, axis = plt.subplots(figsize=(6, 3.5))
-    labels = [row["algorithm"] for row in rows]
-    x = range(len(rows))
-    axis.bar([i - 0.2 for i in x], [row["paper_steps"] for row in rows], 0.4, label="paper (Table 1)")
-    axis.bar([i + 0.2 for i in x], [row["ours_steps"] for row in rows], 0.4, label="ddlsim schedule")
-    axis.set(yscale="log", ylabel="communication steps", title="WRHT Table 1: N = 1024, w = 64")
-    axis.set_xticks(list(x), labels)
-    axis.legend(frameon=False)
-    return save_figure(figure, out, "table1", formats=("png",))[0]
+def plot(rows: list[dict], out: Path) -> list[Path]:
+    frame = pd.DataFrame(rows)
+    long = pd.concat([frame.assign(source="paper (Table 1)", steps=frame.paper_steps),
+                      frame.assign(source="ddlsim schedule", steps=frame.ours_steps)])
+    long = long.assign(order=long.algorithm.map(list(frame.algorithm).index)).sort_values("order", kind="stable")
+    return bar_chart([Panel(long)], "algorithm", Quantity("steps", "communication steps"), "source", out, "table1",
+                     category_label="algorithm", annotate=True, legend_title="steps from",
+                     title="WRHT Table 1: N = 1024, w = 64")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     for stem, title, rows in sections:
         print(f"\n{title}\n" + format_table(rows, {key: TEXT for key in rows[0]}))
         pd.DataFrame(rows).to_csv(args.out / f"{stem}.csv", index=False)
-    path = plot(sections[0][2], args.out)
-    print(f"\nwrote {args.out}/*.csv and {path}")
+    paths = plot(sections[0][2], args.out)
+    print(f"\nwrote {args.out}/*.csv and", *paths)
     return 0
 
 

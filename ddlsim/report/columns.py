@@ -6,14 +6,10 @@ import re
 
 import pandas as pd
 
-# Candidate x axes of training figures, in order of preference, with their axis labels.
-X_CANDIDATES = {
-    "model_target_loss": "target cross-entropy loss",
-    "num_ranks": "number of GPUs",
-    "model_params_total": "model parameters",
-    "params_total": "model parameters",
-    "model": "model",
-}
+from ddlsim.report.display import display_table
+
+# Candidate x axes of training figures, in order of preference (their labels: configs/display.yaml).
+X_CANDIDATES = ("model_target_loss", "num_ranks", "model_params_total", "params_total", "model")
 
 _FABRIC_OVERRIDE = re.compile(r"(?:^|\s)fabric=(\S+)")
 
@@ -47,7 +43,7 @@ def pick_x(frame: pd.DataFrame, requested: str = "auto") -> str:
 
 
 def x_label(column: str) -> str:
-    return X_CANDIDATES.get(column, column.replace("_", " "))
+    return display_table().column(column)
 
 
 def _override_tokens(text: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ddlsim.report.figures import draw_figures, table_kind
+from ddlsim.report.quantities import format_number
 from ddlsim.report.reference import side_by_side
 from ddlsim.report.results import write_results
 from ddlsim.report.settings import ReportSettings
@@ -31,7 +32,7 @@ def summary_text(frame: pd.DataFrame, settings: ReportSettings) -> str:
         return collective_summary(frame)
     if kind == "hybrid":
         return hybrid_summary(frame)
-    return frame.to_string(index=False)
+    return frame.to_string(index=False, float_format=format_number)
 
 
 def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSettings | None = None, *,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ddlsim.report.plots_training import choose_baseline, speedup_table, training_table
+from ddlsim.report.quantities import format_number
 from ddlsim.report.table import format_table
 
 
@@ -30,7 +31,9 @@ def _span(values: pd.Series, scale: float = 1.0, suffix: str = "x") -> str:
     if values.empty:
         return "n/a"
     low, high = values.min() * scale, values.max() * scale
-    return f"{low:.3g}{suffix}" if math.isclose(low, high) else f"{low:.3g}-{high:.3g}{suffix}"
+    if math.isclose(low, high):
+        return f"{format_number(low, 3)}{suffix}"
+    return f"{format_number(low, 3)}-{format_number(high, 3)}{suffix}"
 
 
 def _is(label: str, *prefixes: str) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ddlsim.report.quantities import format_in_unit, format_number
+
 
 def format_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, Callable[[Any], str]],
                  headers: Mapping[str, str] | None = None) -> str:
@@ -18,3 +20,31 @@ def format_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, Callab
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip()
              for line in [header, *body]]
     return "\n".join(lines)
+
+
+def plain(value: object) -> str:
+    """Text as it is, numbers with four significant digits, counts exactly, nothing as blank."""
+    if value is None:
+        return ""
+    return format_number(value) if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
+def quantity_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str | None],
+                   headers: Mapping[str, str] | None = None) -> str:
+    """A table whose quantity columns each show all their values in one unit.
+
+    `columns` maps a column to its kind (``time_s``, ``size_bytes``, ``bandwidth_bps``,
+    ``flop_per_s``, ``percent`` for fractions, ``ratio``) or to None for text and plain numbers.
+    A quantity column's unit is picked from its values and written in its header:
+    ``time (ms)``, then ``0.25``, ``12.5``.
+    """
+    names = dict(headers or {})
+    shown: list[dict[str, Any]] = [dict(row) for row in rows]
+    for column, kind in columns.items():
+        if kind is None:
+            continue
+        unit, texts = format_in_unit([row.get(column) for row in rows], kind)
+        for row, text in zip(shown, texts, strict=True):
+            row[column] = text
+        names[column] = f"{names.get(column, column)} ({unit})"
+    return format_table(shown, {column: plain for column in columns}, names)

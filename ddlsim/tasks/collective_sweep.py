@@ -21,7 +21,7 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.estimator import CollectiveEstimator, make_algorithm
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.registry import ALGORITHMS, TASKS
-from ddlsim.report.table import format_table
+from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.types import CollectiveOp, GroupLayout, Precision
 
@@ -158,11 +158,12 @@ def _row(estimate, layout: GroupLayout) -> dict[str, Any]:
 
 
 def _summary(rows: list[dict[str, Any]], skipped: list[str]) -> str:
-    table = format_table(rows, {"op": str, "fabric": str, "algorithm": str, "num_ranks": str,
-                                "size_bytes": units.format_size_bytes, "time_s": units.format_time_s,
-                                "latency_s": units.format_time_s, "transfer_s": units.format_time_s,
-                                "compute_s": units.format_time_s, "num_steps": str,
-                                "busbw_bps": units.format_bandwidth_bps})
+    table = quantity_table(rows, {"op": None, "fabric": None, "algorithm": None, "num_ranks": None,
+                                  "size_bytes": "size_bytes", "time_s": "time_s", "latency_s": "time_s",
+                                  "transfer_s": "time_s", "compute_s": "time_s", "num_steps": None,
+                                  "busbw_bps": "bandwidth_bps"},
+                           {"size_bytes": "size", "time_s": "time", "latency_s": "latency", "transfer_s": "transfer",
+                            "compute_s": "compute", "busbw_bps": "busbw"})
     if skipped:
         table += f"\nskipped {len(skipped)} point(s):\n" + "\n".join(f"  {line}" for line in dict.fromkeys(skipped))
     return table

@@ -29,7 +29,7 @@ from omegaconf import OmegaConf
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import FABRICS, TASKS
-from ddlsim.report.table import format_table
+from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.tasks.train import hydra_choice
 from ddlsim.training.run import reduction_model
@@ -132,10 +132,9 @@ class HybridTask:
                     "transfer_s": all_to_all.transfer_s + all_reduce.transfer_s,
                     "compute_s": all_to_all.compute_s + all_reduce.compute_s,
                 })
-        table = format_table(rows, {"fabric": str, "num_ranks": str, "cu_bandwidth_bps": units.format_bandwidth_bps,
-                                    "all_to_all_time_s": units.format_time_s,
-                                    "all_reduce_time_s": units.format_time_s, "time_s": units.format_time_s},
-                             {"num_ranks": "CUs", "cu_bandwidth_bps": "per-CU bandwidth",
+        table = quantity_table(rows, {"fabric": None, "num_ranks": None, "cu_bandwidth_bps": "bandwidth_bps",
+                                      "all_to_all_time_s": "time_s", "all_reduce_time_s": "time_s", "time_s": "time_s"},
+                               {"num_ranks": "CUs", "cu_bandwidth_bps": "per-CU bandwidth",
                               "all_to_all_time_s": "MP all-to-all", "all_reduce_time_s": "DP all-reduce",
                               "time_s": "JCT"})
         return TaskResult(rows=rows, summary=table)

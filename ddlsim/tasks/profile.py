@@ -18,7 +18,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddlsim import units
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.model import SHIPPED_PROFILES
 from ddlsim.compute.profile_file import parse_signature_key
@@ -26,7 +25,7 @@ from ddlsim.compute.profiler import ProfileSettings
 from ddlsim.compute.profiling import ProfileJob, jobs_from_workload, profile_jobs
 from ddlsim.errors import ConfigError
 from ddlsim.registry import TASKS
-from ddlsim.report.table import format_table
+from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, Row, TaskResult
 
 
@@ -115,13 +114,9 @@ class ProfileTask:
                 rows.append({**base, "phase": phase.phase.value, "time_s": phase.time_s, "kernels": phase.kernels,
                              "achieved_flop_per_s": phase.achieved_flop_per_s, "counted_flop": phase.counted_flop,
                              "task_flop": task_flop, "flop_ratio": _ratio(phase.counted_flop, task_flop)})
-        summary = format_table(rows, {
-            "signature_key": str, "phase": str, "status": str,
-            "time_s": lambda v: "" if v is None else units.format_time_s(v),
-            "kernels": lambda v: "" if v is None else str(v),
-            "achieved_flop_per_s": lambda v: "" if v is None else units.format_flop_per_s(v),
-            "flop_ratio": lambda v: "" if v is None else f"{v:.3f}",
-        })
+        summary = quantity_table(rows, {"signature_key": None, "phase": None, "status": None, "time_s": "time_s",
+                                        "kernels": None, "achieved_flop_per_s": "flop_per_s", "flop_ratio": None},
+                                 {"time_s": "time", "achieved_flop_per_s": "achieved"})
         note = (f"\nprofiles of {identity.name!r} in {self.output_dir}"
                 + ("" if identity.name == components.device.profile_name else
                    f"\n(the configured device={components.device.name} reads profiles of "
@@ -159,9 +154,9 @@ class ComputeTimesTask:
                     "total_time_s": estimate.time_s * task.count * block.repeat,
                     "compute_source": estimate.source.value, "compute_device": estimate.device,
                 })
-        summary = format_table(rows, {"block": str, "task": str, "phase": str, "count": str, "repeat": str,
-                                      "time_s": units.format_time_s, "total_time_s": units.format_time_s,
-                                      "compute_source": str})
+        summary = quantity_table(rows, {"block": None, "task": None, "phase": None, "count": None, "repeat": None,
+                                        "time_s": "time_s", "total_time_s": "time_s", "compute_source": None},
+                                 {"time_s": "time", "total_time_s": "total time"})
         return TaskResult(rows=rows, summary=summary)
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import ALGORITHMS, FABRICS, TASKS
+from ddlsim.report.quantities import format_duration, format_number
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.training.run import train_on_fabric
 from ddlsim.training.settings import training_settings
@@ -75,29 +75,28 @@ def run_labels(components: Components) -> Row:
 
 
 def _fmt_time(value: float) -> str:
-    if not math.isfinite(value):
-        return "-"
-    return f"{value / 86400:.4g} days" if value >= 2 * 86400 else units.format_time_s(value)
+    return format_duration(value)
 
 
 def summarize_row(row: Row) -> str:
-    """A few readable lines about one run."""
+    """A few readable lines about one run (4 significant digits, each time in a unit that suits it)."""
     head = f"{row['model']} on {row['fabric']} ({row['algorithm']} collectives), {row['device']}"
     if row["status"] != "ok":
         return f"{head}: {row['status']}"
     plan = ", ".join(f"{key} {row[key]}" for key in ("tp_degree", "dp_degree", "local_batch") if key in row)
-    share = f"{100 * row['comm_fraction']:.3g}%"
+    share = f"{format_number(100 * row['comm_fraction'], 3)}%"
     lines = [
         f"{head}: {row['num_ranks']} GPUs" + (f" ({plan})" if plan else ""),
-        f"  iteration time     {_fmt_time(row['iteration_time_s'])}  = compute {_fmt_time(row['compute_time_s'])}"
+        f"  iteration time     {_fmt_time(row['iteration_time_s'])} = compute {_fmt_time(row['compute_time_s'])}"
         f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share})",
-        f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])}  ({row['num_steps']} steps)",
-        f"  throughput         {row['samples_per_s']:.4g} samples/s",
+        f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])} ({format_number(row['num_steps'])} steps)",
+        f"  throughput         {format_number(row['samples_per_s'])} samples/s",
         f"  compute source     {row['compute_source']} on {row['compute_device']}",
     ]
     if math.isfinite(row.get("network_energy_j", float("nan"))):
-        lines.append(f"  network            {row['network_power_w']:.4g} W, {row['network_energy_j']:.4g} J per "
-                     f"iteration, {row['network_cost_usd']:.4g} USD ({row['network_cost_scope']})")
+        lines.append(f"  network            {format_number(row['network_power_w'])} W, "
+                     f"{format_number(row['network_energy_j'])} J per iteration, "
+                     f"{format_number(row['network_cost_usd'])} USD ({row['network_cost_scope']})")
     return "\n".join(lines)
 
 

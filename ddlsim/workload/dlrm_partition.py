@@ -30,11 +30,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from torchrec.distributed.types import ShardingType
-
 from ddlsim import units
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
+from ddlsim.workload.torchrec_names import ShardingType
 
 VALUE_BYTES = 2  # fp16 tables, activations and messages (RAMP: half precision); sparse SGD keeps no state
 DENSE_STATE_BYTES_PER_PARAM = 8  # fp16 weights and gradients, fp32 master weights (SGD has no moments)

@@ -15,12 +15,11 @@ import warnings
 from collections import Counter, defaultdict
 
 import torch
-from torchrec import EmbeddingBagCollection, EmbeddingBagConfig
-from torchrec.modules.embedding_configs import DataType
 
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 from ddlsim.workload.dlrm_partition import DENSE_STATE_BYTES_PER_PARAM, DlrmPlan, plan_with_batch
+from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig
 
 PLANNER_BATCH = 512  # batch size hint when the local batch is not fixed
 GPUS_PER_HOST = 8

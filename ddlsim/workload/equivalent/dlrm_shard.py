@@ -28,12 +28,11 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torchrec import EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor
-from torchrec.modules.embedding_configs import DataType
 
 from ddlsim.types import Precision, ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShard
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
+from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor
 
 LEARNING_RATE = 0.01
 _TABLE_DTYPE = {Precision.FP16: DataType.FP16, Precision.BF16: DataType.BF16}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torchrec import EmbeddingBagConfig, KeyedJaggedTensor
 
 from ddlsim.types import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
@@ -19,6 +18,7 @@ from ddlsim.workload.equivalent.dlrm_shard import (
     table_dtype,
 )
 from ddlsim.workload.ncf import NcfShard
+from ddlsim.workload.torchrec_names import EmbeddingBagConfig, KeyedJaggedTensor
 
 
 class NcfShardModule(nn.Module):

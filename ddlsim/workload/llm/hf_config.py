@@ -96,12 +96,14 @@ def _head_dim_matches(config: dict[str, Any], hidden: int, heads: int) -> None:
                                                        f"{hidden // heads} (other head widths are not modelled)")
 
 
-def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: float = 0.0) -> DecoderShape:
-    """A `DecoderShape` from a transformers config dict (see the module docstring)."""
+def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: float = 0.0, source: str = ""
+                  ) -> DecoderShape:
+    """A `DecoderShape` from a transformers config dict (see the module docstring); `source` names
+    where the config came from (the shipped name or the path given), for error messages."""
     family = config.get("model_type")
     if family not in DECODER_FAMILIES:
-        raise ConfigError("config", family, "model family is not supported; use one of "
-                                            f"{', '.join(DECODER_FAMILIES + ENCODER_FAMILIES)}")
+        raise ConfigError("config", source or family, f"model type {family!r} is not supported; use one of "
+                                                      f"{', '.join(DECODER_FAMILIES + ENCODER_FAMILIES)}")
     seq = training_seq_len(config, seq_len)
     if family == "gpt2":
         hidden, heads = config["n_embd"], config["n_head"]

@@ -88,9 +88,10 @@ class Dlrm:
         world = parallel.data or self.num_gpus or parallel.max_gpus
         if world > parallel.max_gpus:
             raise InfeasibleError(f"the DLRM asks for {world} GPUs but max_gpus = {parallel.max_gpus}")
-        if parallel.tensor > 1 or parallel.pipeline > 1:
-            raise ConfigError("tensor", parallel.tensor, "DLRM shards embeddings, not layers: tensor and pipeline "
-                                                         "degrees must be 0 or 1")
+        for key in ("tensor", "pipeline"):
+            if getattr(parallel, key) > 1:
+                raise ConfigError(f"parallel.{key}", getattr(parallel, key),
+                                  "DLRM shards embeddings, not layers: tensor and pipeline degrees must be 0 or 1")
         return world
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:

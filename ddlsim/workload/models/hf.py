@@ -129,7 +129,7 @@ class HfTransformer:
         if values.get("model_type") in ENCODER_FAMILIES:
             return cls(config.config, hf_shapes(config.config, config.seq_len), config.global_batch,
                        config.num_steps, precision, config.name)
-        shape = decoder_shape(values, config.seq_len, config.capacity_factor)
+        shape = decoder_shape(values, config.seq_len, config.capacity_factor, source=config.config)
         return cls(config.config, None, config.global_batch, config.num_steps, precision, config.name, shape)
 
     def transformer_model(self) -> TransformerModel:

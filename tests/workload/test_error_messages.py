@@ -1,0 +1,37 @@
+"""Errors name what the user set: the key that broke a rule, the path that was given."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+import ddlsim
+from ddlsim.errors import ConfigError
+
+
+@pytest.mark.parametrize(("key", "value"), [("pipeline", 2), ("tensor", 4)])
+def test_a_dlrm_with_layer_parallelism_names_the_key_that_was_set(key, value):
+    with pytest.raises(ConfigError) as error:
+        ddlsim.run(["experiment=single", "model=dlrm", f"parallel.{key}={value}"])
+    assert str(error.value).startswith(f"parallel.{key} = {value}: ")
+
+
+def test_an_unsupported_hugging_face_config_names_the_path_given(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 64, "num_heads": 2,
+                                                      "num_layers": 2, "vocab_size": 100}))
+    with pytest.raises(ConfigError) as error:
+        ddlsim.run(["experiment=single", "model=hf", f"model.config={tmp_path}"])
+    assert str(tmp_path) in str(error.value) and "model type 't5' is not supported" in str(error.value)
+
+
+def test_importing_torchrec_leaves_the_root_logger_alone():
+    """fbgemm_gpu would add a root handler (every log line of `ddlsim --info` printed twice)."""
+    code = ("import logging; import ddlsim.workload.torchrec_names, ddlsim.runner; "
+            "root = logging.getLogger(); print(len(root.handlers), root.level)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", str(logging.WARNING)]

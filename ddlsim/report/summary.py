@@ -38,7 +38,7 @@ def training_summary(frame: pd.DataFrame, *, x: str = "auto", baseline: str = ""
         columns = {
             "series": str,
             "x": lambda value: f"{value:g}" if isinstance(value, float) else str(value),
-            "num_ranks": str,
+            "num_ranks": lambda value: f"{value:g}" if isinstance(value, float) else str(value),  # float beside NaN
             "iteration_time_s": _time,
             "time_to_accuracy_s": _time,
             "comm_fraction": _percent,

@@ -2,10 +2,10 @@
 
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.network import CollectiveEstimator, ReductionModel, estimate_collective, make_fabric
-from ddlsim.runner import build_components, compose, run
+from ddlsim.runner import build_components, compose, run, run_point
 from ddlsim.workload import ParallelConfig, architecture_params, build_equivalent_shard, gradient_bytes
 
-__all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run",
+__all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", "compose", "run", "run_point",
            "ParallelConfig", "architecture_params", "build_equivalent_shard", "gradient_bytes",
            "CollectiveEstimator", "ReductionModel", "estimate_collective", "make_fabric"]
 __version__ = "0.1.0"

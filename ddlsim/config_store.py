@@ -33,7 +33,8 @@ class OutputConfig:
     csv: bool = True
     parquet: bool = True
     summary: bool = True
-    resume: bool = True  # in a sweep, skip jobs whose rows are already in their directory
+    resume: bool = True  # in a sweep, skip jobs whose verified rows are already in their directory
+    replace_sweep: bool = False  # let a sweep directory that holds a different sweep be reused
 
 
 @dataclass
@@ -69,7 +70,7 @@ def register_configs() -> None:
     store.store(group="training", name="default", node=TrainingConfig, provider="ddlsim")
     for registry in ALL_REGISTRIES:
         for entry in registry:
-            store.store(group=registry.group, name=entry.name, node=entry.schema(name=entry.name),
+            store.store(group=registry.group, name=entry.name, node=registry.config_node(entry.name),
                         provider="ddlsim")
     _registered = True
 

@@ -10,12 +10,20 @@ Each room registers its own entries next to the class, for example::
 A schema is a dataclass whose ``name`` field defaults to the registered name. `Registry.build`
 checks a config (a dict, an OmegaConf node or a schema instance) against that schema, so that an
 unknown key, a wrong type or a bad value is a `ConfigError` naming the full key before any work
-starts, and then calls the factory.
+starts, and then calls the factory. Unknown keys are refused however they got in, including
+Hydra's ``+key=value`` (which adds a key even to a typed node); only fields typed as a mapping
+(``dict[str, ...]``) take keys of the user's choosing.
+
+The ``fabric`` and ``model`` groups also accept `LABEL_KEY` (``label``): what result rows call
+the option. A YAML variant sets it to its own name (``configs/fabric/superpod_1to1.yaml`` has
+``label: superpod_1to1``); empty means the registered name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -26,6 +34,40 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 from ddlsim.errors import NO_VALUE, ConfigError
 
 T = TypeVar("T")
+
+LABEL_KEY = "label"
+
+
+def _field_types(schema: type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(schema)
+    except (NameError, TypeError):  # an annotation that cannot be resolved: compare names only
+        return {item.name: Any for item in dataclasses.fields(schema)}
+
+
+def unknown_key_error(node: Any, schema: type, prefix: str, extra: tuple[str, ...] = ()) -> ConfigError | None:
+    """A `ConfigError` for the first key of `node` that `schema` (a dataclass) does not define.
+
+    Nested dataclass fields are checked too; mapping fields (``dict[str, ...]``) are the
+    documented places where keys are the user's own, and are not.
+    """
+    if not isinstance(node, (DictConfig, Mapping)):
+        return None
+    types = _field_types(schema)
+    known = [*types, *extra]
+    for name in node:
+        key = str(name)
+        full = f"{prefix}.{key}" if prefix else key
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; known keys: {', '.join(known)}"
+            return ConfigError(full, NO_VALUE, f"unknown key for {schema.__name__}{hint}")
+        field_type = types.get(key)
+        if dataclasses.is_dataclass(field_type):
+            nested = unknown_key_error(node.get(key), field_type, full)
+            if nested is not None:
+                return nested
+    return None
 
 
 @dataclass(frozen=True)
@@ -60,10 +102,12 @@ def omegaconf_error_to_config_error(error: OmegaConfBaseException, prefix: str) 
 class Registry(Generic[T]):
     """All registered choices of one config group (``fabric``, ``collective``, ``model``, ...)."""
 
-    def __init__(self, group: str, noun: str | None = None) -> None:
+    def __init__(self, group: str, noun: str | None = None, *, labelled: bool = False) -> None:
         self.group = group
         self.noun = noun or group
+        self.labelled = labelled  # options may carry a `label` for result rows
         self._entries: dict[str, Entry[T]] = {}
+        self._nodes: dict[str, type] = {}
 
     def register(self, name: str, schema: type, *, summary: str = "") -> Callable[[Any], Any]:
         if not dataclasses.is_dataclass(schema):
@@ -102,6 +146,19 @@ class Registry(Generic[T]):
         entry = self.entry(name)
         return entry.schema(name=name)
 
+    def config_node(self, name: str) -> Any:
+        """What Hydra's ConfigStore holds for option `name`: the defaults, plus ``label`` if labelled."""
+        entry = self.entry(name)
+        if not self.labelled:
+            return entry.schema(name=name)
+        if name not in self._nodes:
+            # A subclass made at run time; launchers ship it to workers with cloudpickle, by value.
+            labelled = dataclasses.make_dataclass(
+                entry.schema.__name__, [(LABEL_KEY, str, dataclasses.field(default=""))], bases=(entry.schema,))
+            labelled.__module__ = entry.schema.__module__
+            self._nodes[name] = labelled
+        return self._nodes[name](name=name)
+
     def validate(self, config: Any, *, key: str | None = None) -> Any:
         """Check `config` against its schema and return the schema instance (a dataclass)."""
         prefix = self.group if key is None else key
@@ -115,8 +172,16 @@ class Registry(Generic[T]):
         if name is None:
             raise ConfigError(f"{prefix}.name", None, f"is required; choose one of {', '.join(self.names())}")
         entry = self.entry(str(name))
+        extra = (LABEL_KEY,) if self.labelled else ()
+        unknown = unknown_key_error(config, entry.schema, prefix, extra)
+        if unknown is not None:
+            raise unknown
         try:
-            typed = OmegaConf.merge(OmegaConf.structured(entry.schema(name=entry.name)), config)
+            plain = OmegaConf.to_container(config, resolve=True)
+            assert isinstance(plain, dict)
+            if self.labelled:
+                plain.pop(LABEL_KEY, None)
+            typed = OmegaConf.merge(OmegaConf.structured(entry.schema(name=entry.name)), plain)
             instance = OmegaConf.to_object(typed)
         except OmegaConfBaseException as error:
             raise omegaconf_error_to_config_error(error, prefix) from None
@@ -138,9 +203,9 @@ class Registry(Generic[T]):
         return self.build({"name": name, **params})
 
 
-FABRICS: Registry[Any] = Registry("fabric")
+FABRICS: Registry[Any] = Registry("fabric", labelled=True)
 ALGORITHMS: Registry[Any] = Registry("collective", "collective algorithm")
-MODELS: Registry[Any] = Registry("model")
+MODELS: Registry[Any] = Registry("model", labelled=True)
 DEVICES: Registry[Any] = Registry("device")
 TASKS: Registry[Any] = Registry("task")
 

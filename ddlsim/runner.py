@@ -2,12 +2,24 @@
 
 `compose()` builds the same config the command line would; `build_components()` validates
 every group and builds its object (cheap: constructors only parse and check); `run()` hands
-the components to the chosen task.
+the components to the chosen task and raises `ConfigError` or `InfeasibleError` for a point
+that cannot run. `run_point()` is one point of a sweep: such a point becomes a row whose
+``status`` says why (``infeasible: ...`` or ``invalid: ...``), so that the sweep goes on.
+
+A sweep from Python is a loop over `compose()` (this is what `ddlsim.sweep_inprocess.run_sweep`
+does, with the same expansion of ``a=1,2`` as ``ddlsim -m``)::
+
+    rows = []
+    for loss in (2.2, 2.0):
+        config = ddlsim.compose(["experiment=single", "fabric=ramp", f"model.target_loss={loss}"])
+        rows += ddlsim.run_point(config).rows
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from hydra import compose as hydra_compose
@@ -17,11 +29,23 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
-from ddlsim.errors import ConfigError
-from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, MODELS, TASKS, omegaconf_error_to_config_error
-from ddlsim.tasks.base import Components, TaskResult
-from ddlsim.training.settings import training_settings
+from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.registry import (
+    ALGORITHMS,
+    DEVICES,
+    FABRICS,
+    MODELS,
+    TASKS,
+    omegaconf_error_to_config_error,
+    unknown_key_error,
+)
+from ddlsim.tasks.base import Components, Row, TaskResult, config_label
+from ddlsim.training.settings import TrainingConfig, training_settings
 from ddlsim.workload.parallel import ParallelConfig
+
+# Config sections typed by a schema outside the registries. Their mapping fields (``compute.classes``,
+# ``task.collectives``) and Hydra's own ``hydra`` node are the only places a ``+key`` may add a key.
+_SECTIONS = (("parallel", ParallelConfig), ("compute", ComputeConfig), ("training", TrainingConfig))
 
 
 def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
@@ -67,12 +91,26 @@ def _compute(node: Any, device: Any) -> ComputeModel:
         raise error.under("compute") from None
 
 
-def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None) -> Components:
-    """Validate every config group and build its object; raises `ConfigError` naming the key."""
+def check_known_keys(root: DictConfig) -> None:
+    """Raise `ConfigError` for a key no schema defines (``+fabric.nic_bandwith=...`` included)."""
+    error = unknown_key_error(root, RootConfig, "", extra=("hydra",))
+    for section, schema in _SECTIONS:
+        error = error or unknown_key_error(root.get(section), schema, section)
+    if error is not None:
+        raise error
+
+
+def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
+                     output_dir: str | os.PathLike[str] | None = None) -> Components:
+    """Validate every config group and build its object; raises `ConfigError` naming the key.
+
+    `output_dir` is the run's directory, for tasks that write files of their own (profiles).
+    """
     root = _as_root(config)
     for group in GROUPS:
         if OmegaConf.is_missing(root, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
+    check_known_keys(root)
     device = DEVICES.build(root.device)
     training_settings(root.training)  # validated here; the train task reads it from `config`
     return Components(
@@ -84,14 +122,55 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
         algorithm=ALGORITHMS.build(root.collective),
         task=TASKS.build(root.task),
         compute=_compute(root.compute, device),
+        output_dir=Path(output_dir) if output_dir is not None else None,
     )
 
 
-def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None) -> TaskResult:
-    """Run one configuration and return its rows and summary; writes no files.
+def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
+        output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+    """Run one configuration and return its rows and summary.
 
     `config` may be a composed config, a plain mapping of groups, a list of command-line
-    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``) or None for the default.
+    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``) or None for the default. Raises
+    `ConfigError` for invalid input and `InfeasibleError` for a point that cannot run. Writes no
+    files, except a task's own into `output_dir` (``task=profile``).
     """
-    components = build_components(config)
+    components = build_components(config, output_dir=output_dir)
     return components.task.run(components)
+
+
+def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
+              output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+    """`run`, as one point of a sweep: a point that cannot run is a row with its reason.
+
+    The row holds the point's labels (`point_labels`) and ``status`` = ``infeasible: <reason>``
+    or ``invalid: <key = value: rule>``. With ``task.on_infeasible=error`` the error is raised.
+    """
+    root = _as_root(config)
+    try:
+        return run(root, output_dir=output_dir)
+    except (ConfigError, InfeasibleError) as error:
+        if OmegaConf.select(root, "task.on_infeasible", default="row") == "error":
+            raise
+        row = {**point_labels(root), "status": error_status(error)}
+        described = ", ".join(f"{key} {value}" for key, value in row.items() if key != "status")
+        return TaskResult(rows=[row], summary=f"{described}: {row['status']}")
+
+
+def error_status(error: DdlsimError) -> str:
+    """``infeasible: <reason>`` or ``invalid: <key = value: rule>``, on one line."""
+    kind = "infeasible" if isinstance(error, InfeasibleError) else "invalid"
+    return f"{kind}: {' '.join(str(error).split())}"
+
+
+def point_labels(config: DictConfig) -> Row:
+    """The label columns of a point's row, from its config alone (the task's own `labels` if it has them)."""
+    name = OmegaConf.select(config, "task.name", default=None)
+    labels = getattr(TASKS.entry(name).factory, "labels", None) if name in TASKS else None
+    if labels is not None:
+        try:
+            return labels(config)
+        except (DdlsimError, OmegaConfBaseException, AttributeError, KeyError):
+            pass  # a config too broken for the task's labels still gets the generic ones
+    return {"fabric": config_label(config, "fabric"),
+            "algorithm": str(OmegaConf.select(config, "collective.name", default=""))}

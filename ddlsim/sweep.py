@@ -1,82 +1,142 @@
-"""Sweeps: skip finished jobs on a rerun, show progress, gather and report at the end.
+"""Sweeps: skip verified jobs on a rerun, show progress, refuse a foreign directory, gather at the end.
 
 Every job of a ``-m`` sweep writes its rows atomically into its own directory
-(``<sweep dir>/<job number>/results.csv``), then a small marker naming its overrides. Rerunning
-the same sweep into the same directory (``hydra.sweep.dir=...``) skips every job whose marker
-matches its overrides, so an interrupted sweep resumes where it stopped and no row is computed
-twice or lost. `output.resume=false` recomputes everything.
+(``<sweep dir>/<job number>/results.csv``), then a done marker recording its overrides and the
+SHA-256 of each file it wrote. Rerunning the same sweep into the same directory
+(``hydra.sweep.dir=...``) skips every job whose marker matches its overrides *and* whose files
+still match their checksums; a job cut short, emptied or changed is recomputed. So an
+interrupted sweep resumes where it stopped and no row is computed twice, lost or corrupted.
+`output.resume=false` recomputes everything. Overrides of ``output.*`` and ``report.*`` change
+no row, so they are not part of a job's identity.
 
-Two Hydra callbacks, set in ``configs/config.yaml``:
+Two Hydra callbacks (the public `hydra.experimental.callback.Callback` API), set in
+``configs/config.yaml``:
 
 - `SweepProgress` prints ``[done/total]`` after each job, with elapsed time and an estimate of
-  the time left; it counts finished markers on disk, so it also works with the joblib launcher's
+  the time left; it counts markers on disk, so it also works with the joblib launcher's
   worker processes;
-- `GatherResults` gathers all jobs' rows into the sweep directory's results.csv and
-  results.parquet, draws the figures, and prints the summary and side-by-side tables.
+- `GatherResults`, before any job, checks that the sweep directory can be written, builds the
+  settings every job shares (a bad value there stops the sweep with one line), records the
+  sweep's definition (every job's overrides) in the sweep directory and refuses a directory
+  that holds a different sweep unless ``output.replace_sweep=true``; at the end it gathers the
+  verified jobs' rows into the sweep directory's results.csv and results.parquet, draws the
+  figures, and prints the summary and side-by-side tables.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
-import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
-from ddlsim.report.gather import gather_results
+from ddlsim.errors import ConfigError, DdlsimError
+from ddlsim.files import atomic_write_text, check_writable_files, sha256_of
+from ddlsim.report.gather import (
+    DEFINITION_NAME,
+    DONE_NAME,
+    frame_of,
+    inspect_sweep,
+    job_identity,
+    marker_problem,
+    read_json,
+)
 from ddlsim.report.make import make_report
-from ddlsim.report.results import CSV_NAME
+from ddlsim.report.results import CSV_NAME, PARQUET_NAME
 from ddlsim.report.settings import ReportSettings
 
-DONE_NAME = ".ddlsim_done.json"
-SWEEP_NAME = ".ddlsim_sweep.json"
+PROGRESS_NAME = ".ddlsim_sweep.json"
+BASIC_SWEEPER = "BasicSweeper"
 
 
 def _atomic_json(path: Path, payload: dict[str, Any]) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(payload, sort_keys=True))
-    os.replace(temporary, path)
+    atomic_write_text(path, json.dumps(payload, sort_keys=True))
+
+
+def expand_sweep(arguments: Sequence[str]) -> list[list[str]]:
+    """The overrides of every job the basic sweeper launches for `arguments`, in job order.
+
+    `arguments` are the sweeper's ``params`` as ``key=value`` followed by the command line's
+    overrides; a later value of a key replaces an earlier one in its place, and the jobs are the
+    product of every key's values, as Hydra's basic sweeper makes them.
+    """
+    choices: dict[str, list[str]] = {}
+    for override in OverridesParser.create().parse_overrides(list(arguments)):
+        key = override.get_key_element()
+        if override.is_sweep_override():
+            if not override.is_discrete_sweep():
+                raise ConfigError(key, override.get_value_element_as_str(),
+                                  "the basic sweeper takes lists of values (a,b,c), not ranges or intervals")
+            choices[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            choices[key] = [f"{key}={override.get_value_element_as_str()}"]
+    return [list(job) for job in itertools.product(*choices.values())]
+
+
+def sweep_arguments(config: DictConfig) -> list[str]:
+    """The basic sweeper's input: its ``params`` then the command line's overrides."""
+    params = config.hydra.sweeper.get("params") or {}
+    return [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
+
+
+def is_basic_sweeper(config: DictConfig) -> bool:
+    return str(config.hydra.sweeper.get("_target_", "")).endswith(BASIC_SWEEPER)
+
+
+def sweep_definition(config: DictConfig) -> dict[str, Any]:
+    """What identifies a sweep: every job's row-deciding overrides (or, for another sweeper, its input)."""
+    if is_basic_sweeper(config):
+        return {"jobs": [job_identity(job) for job in expand_sweep(sweep_arguments(config))]}
+    params = OmegaConf.to_container(config.hydra.sweeper.get("params") or {}, resolve=False)
+    return {"sweeper": str(config.hydra.sweeper.get("_target_", "")), "params": params,
+            "overrides": job_identity(list(config.hydra.overrides.task))}
 
 
 def job_finished(job_dir: str | Path, overrides: Sequence[str]) -> bool:
-    """True when `job_dir` holds complete rows of a job with exactly these overrides."""
+    """True when `job_dir` holds verified rows of a job with exactly these row-deciding overrides."""
     job_dir = Path(job_dir)
-    marker = job_dir / DONE_NAME
-    if not (marker.is_file() and (job_dir / CSV_NAME).is_file()):
+    marker = read_json(job_dir / DONE_NAME)
+    if marker is None or marker.get("overrides") != job_identity(overrides):
         return False
+    return marker_problem(job_dir, marker) is None
+
+
+def clear_job_marker(job_dir: str | Path) -> None:
+    """Forget a job's done marker before its rows are (re)written, so a crash leaves it unfinished."""
+    (Path(job_dir) / DONE_NAME).unlink(missing_ok=True)
+
+
+def mark_job_finished(job_dir: str | Path, overrides: Sequence[str], rows: int, *, job: int | str | None = None,
+                      files: Iterable[str | Path] = (CSV_NAME,)) -> None:
+    """Record, after its rows are written, that the job is complete: its overrides and file checksums."""
+    job_dir = Path(job_dir)
+    checksums = {Path(name).name: sha256_of(job_dir / Path(name).name) for name in files}
+    payload = {"job": job_dir.name if job is None else str(job), "overrides": job_identity(overrides),
+               "rows": rows, "files": checksums}
+    _atomic_json(job_dir / DONE_NAME, payload)
+
+
+def count_finished(sweep_dir: str | Path, jobs: Sequence[Sequence[str]] | None = None) -> int:
+    """Done markers in `sweep_dir`; with `jobs`, only those of these jobs' overrides."""
+    markers = Path(sweep_dir).glob(f"*/{DONE_NAME}")
+    if jobs is None:
+        return sum(1 for _ in markers)
+    wanted = [list(job) for job in jobs]
+    return sum(1 for path in markers if (read_json(path) or {}).get("overrides") in wanted)
+
+
+def _definition_jobs(config: DictConfig) -> list[list[str]] | None:
     try:
-        return json.loads(marker.read_text()).get("overrides") == list(overrides)
-    except (OSError, ValueError):
-        return False
-
-
-def mark_job_finished(job_dir: str | Path, overrides: Sequence[str], rows: int) -> None:
-    """Record, after its rows are written, that the job with these overrides is complete."""
-    _atomic_json(Path(job_dir) / DONE_NAME, {"overrides": list(overrides), "rows": rows})
-
-
-def count_finished(sweep_dir: str | Path) -> int:
-    return sum(1 for _ in Path(sweep_dir).glob(f"*/{DONE_NAME}"))
-
-
-def count_jobs(config: DictConfig) -> int | None:
-    """How many jobs the basic sweeper will launch for `config`, or None for other sweepers."""
-    try:
-        from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-        from hydra.core.override_parser.overrides_parser import OverridesParser
-
-        if not str(config.hydra.sweeper.get("_target_", "")).endswith("BasicSweeper"):
-            return None
-        params = config.hydra.sweeper.get("params") or {}
-        arguments = [f"{key}={value}" for key, value in params.items()] + list(config.hydra.overrides.task)
-        batches = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(arguments), None)
-        return sum(len(batch) for batch in batches)
-    except Exception:  # noqa: BLE001 - progress is a convenience; never break a sweep over it
+        return sweep_definition(config).get("jobs")
+    except ConfigError:
         return None
 
 
@@ -91,10 +151,14 @@ class SweepProgress(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        total = count_jobs(config)
-        _atomic_json(sweep_dir / SWEEP_NAME, {"total": total, "start": time.time(),
-                                              "already_done": count_finished(sweep_dir)})
+        jobs = _definition_jobs(config)
+        total = len(jobs) if jobs is not None else None
+        try:
+            sweep_dir.mkdir(parents=True, exist_ok=True)
+            _atomic_json(sweep_dir / PROGRESS_NAME, {"total": total, "start": time.time(), "jobs": jobs,
+                                                     "already_done": count_finished(sweep_dir, jobs)})
+        except OSError:
+            return  # GatherResults reports an unusable sweep directory, in one line
         print(f"ddlsim: sweep of {total if total is not None else 'an unknown number of'} jobs into {sweep_dir}",
               flush=True)
 
@@ -102,11 +166,8 @@ class SweepProgress(Callback):
         if config.hydra.mode != RunMode.MULTIRUN:
             return
         sweep_dir = Path(config.hydra.sweep.dir)
-        try:
-            state = json.loads((sweep_dir / SWEEP_NAME).read_text())
-        except (OSError, ValueError):
-            state = {"total": None, "start": time.time(), "already_done": 0}
-        done = count_finished(sweep_dir)
+        state = read_json(sweep_dir / PROGRESS_NAME) or {"total": None, "start": time.time(), "already_done": 0}
+        done = count_finished(sweep_dir, state.get("jobs"))
         total = state.get("total")
         elapsed = time.time() - float(state.get("start", time.time()))
         fresh = done - int(state.get("already_done", 0))
@@ -127,17 +188,67 @@ def report_settings(config: DictConfig) -> ReportSettings:
     return ReportSettings(**{key: value for key, value in values.items() if key in ReportSettings.__annotations__})
 
 
+def claim_sweep_dir(sweep_dir: Path, definition: dict[str, Any], *, replace: bool) -> None:
+    """Record `definition` in `sweep_dir`; refuse a directory that holds a different sweep unless `replace`."""
+    recorded = read_json(sweep_dir / DEFINITION_NAME)
+    if recorded is not None and recorded != definition and not replace:
+        jobs = recorded.get("jobs")
+        what = f"{len(jobs)} jobs, the first '{' '.join(jobs[0]) if jobs and jobs[0] else ''}'" if jobs else "another"
+        raise ConfigError("hydra.sweep.dir", str(sweep_dir),
+                          f"holds a different sweep ({what}); choose another directory, or set "
+                          "output.replace_sweep=true to replace it (only this sweep's jobs are then gathered)")
+    _atomic_json(sweep_dir / DEFINITION_NAME, definition)
+
+
+class SweepAborted(BaseException):
+    """Stops a sweep from a Hydra callback before any job (Hydra turns an `Exception` raised by a
+    callback into a warning). `ddlsim.cli.main` reports `error` on one line."""
+
+    def __init__(self, error: DdlsimError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def check_common_settings(config: DictConfig) -> None:
+    """Build the sweep's shared config (command-line values, swept keys at their defaults), so
+    that a bad value or unknown key every job would share stops the sweep before any work."""
+    from ddlsim.runner import build_components
+
+    shared = copy.deepcopy(config)
+    with open_dict(shared):
+        del shared["hydra"]
+    build_components(shared)
+
+
 class GatherResults(Callback):
-    """At the end of a sweep, write the sweep directory's results, figures and summary."""
+    """Check and claim the sweep directory before any job; at the end, write its results, figures and summary."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        output = config.get("output") or {}
+        try:
+            check_writable_files(sweep_dir, (CSV_NAME, PARQUET_NAME), "hydra.sweep.dir")
+            check_common_settings(config)
+            sweep_dir.mkdir(parents=True, exist_ok=True)
+            claim_sweep_dir(sweep_dir, sweep_definition(config), replace=bool(output.get("replace_sweep", False)))
+        except DdlsimError as error:
+            raise SweepAborted(error) from error
+        for name in (CSV_NAME, PARQUET_NAME):  # gathered afresh at the end; never left stale
+            (sweep_dir / name).unlink(missing_ok=True)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        frame = gather_results(sweep_dir)
+        jobs = inspect_sweep(sweep_dir)
+        frame = frame_of(jobs)
+        for line in jobs.problems():
+            print(f"ddlsim: warning: {line}", flush=True)
         if frame.empty:
             print(f"ddlsim: no job of the sweep in {sweep_dir} wrote rows")
             return
         report = make_report(frame, sweep_dir, report_settings(config))
-        print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs\n")
+        bad = int((frame["status"] != "ok").sum()) if "status" in frame else 0
+        print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs"
+              + (f"; {bad} could not run (see their status)" if bad else "") + "\n")
         print(report.text)
         for path in report.paths:
             print(f"wrote {path}")

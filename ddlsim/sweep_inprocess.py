@@ -1,15 +1,17 @@
-"""Run a whole ``ddlsim -m ...`` sweep inside this process, fast, with the same rows as the CLI.
+"""Run a whole ``ddlsim -m ...`` sweep inside this process, with the same rows as the CLI.
 
     frame = run_sweep(["experiment=ramp_megatron"])
 
-The sweep is expanded exactly as Hydra's basic sweeper does (config ``hydra.sweeper.params``
-first, then the given overrides; the last value of a key wins). Composing a config costs about
-0.1 s, so each distinct set of group choices (``fabric=ramp``, ...) is composed once and plain
-value overrides (``model.target_loss=2.0``) are applied to a copy. Each job sees the Hydra
-config of its own composition (choices included), as under ``ddlsim -m``, so its rows match
-the command line's; the result adds the ``job`` and ``overrides`` columns of a gathered sweep.
-Scripts and benchmarks use this; ``ddlsim -m`` remains the way to run sweeps in parallel or on
-a cluster.
+This is the documented loop over `ddlsim.compose()` (see `ddlsim.runner`): the sweep is
+expanded as Hydra's basic sweeper does (config ``hydra.sweeper.params`` first, then the given
+overrides; the last value of a key wins; `ddlsim.sweep.expand_sweep`), and every job's config
+is composed and run with `ddlsim.run_point`, so a point that cannot run is a row with its
+status. Composing costs about 0.1 s, so each distinct set of group choices (``fabric=ramp``,
+...) is composed once and plain value overrides (``model.target_loss=2.0``) are applied to a
+copy. Rows are labelled from the composed config itself, so they equal the command line's; the
+result adds the ``job`` and ``overrides`` columns of a gathered sweep. Only Hydra's public
+compose API is used. Scripts and benchmarks use this; ``ddlsim -m`` remains the way to run
+sweeps in parallel, on a cluster, or resumably.
 """
 
 from __future__ import annotations
@@ -21,22 +23,21 @@ from typing import Any
 import pandas as pd
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ddlsim.config_store import GROUPS, config_dir, register_configs
+from ddlsim.report.gather import job_identity
 from ddlsim.report.results import rows_to_frame
-from ddlsim.runner import run
+from ddlsim.runner import run_point
+from ddlsim.sweep import expand_sweep
 
 _GROUP_KEYS = frozenset((*GROUPS, "experiment"))
 
 
 def _compose(overrides: Sequence[str]) -> DictConfig:
+    """The config of `overrides` with its ``hydra`` node (for the sweeper's params)."""
     register_configs()
-    if GlobalHydra.instance().is_initialized():
-        return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
         return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
 
@@ -47,16 +48,10 @@ def sweep_config(overrides: Sequence[str]) -> DictConfig:
     return _compose([item.input_line for item in parsed if not item.is_sweep_override()])
 
 
-def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:
+def sweep_points(overrides: Sequence[str]) -> list[list[str]]:
     """The overrides of every job ``ddlsim -m <overrides>`` would launch, in job order."""
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-
-    parser = OverridesParser.create()
-    base = sweep_config(overrides)
-    params = base.hydra.sweeper.get("params") or {}
-    arguments = [f"{key}={value}" for key, value in params.items()] + list(overrides)
-    batches = BasicSweeper.split_arguments(parser.parse_overrides(arguments), None)
-    return [list(job) for batch in batches for job in batch]
+    params = sweep_config(overrides).hydra.sweeper.get("params") or {}
+    return expand_sweep([f"{key}={value}" for key, value in params.items()] + list(overrides))
 
 
 def _is_group(key: str) -> bool:
@@ -69,15 +64,18 @@ def _is_plain_value(override: Any) -> bool:
             and not override.is_delete())
 
 
-def _job_config(point: Sequence[str], cache: dict[tuple[str, ...], DictConfig]) -> DictConfig:
+def job_config(point: Sequence[str], cache: dict[tuple[str, ...], DictConfig] | None = None) -> DictConfig:
+    """The composed config of one job (without its ``hydra`` node), as ``ddlsim <point>`` composes it."""
+    cache = {} if cache is None else cache
     parsed = OverridesParser.create().parse_overrides(list(point))
     values = [item for item in parsed if _is_plain_value(item)]
     structural = tuple(item.input_line for item in parsed if not _is_plain_value(item))
     if structural not in cache:
-        cache[structural] = _compose(structural)
+        composed = _compose(structural)
+        with open_dict(composed):
+            del composed["hydra"]
+        cache[structural] = composed
     config = copy.deepcopy(cache[structural])
-    with open_dict(config.hydra):
-        config.hydra.overrides.task = list(point)
     for item in values:
         OmegaConf.update(config, item.key_or_group, item.value(), merge=True)
     return config
@@ -86,21 +84,13 @@ def _job_config(point: Sequence[str], cache: dict[tuple[str, ...], DictConfig]) 
 def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[str]], None] | None = None
               ) -> pd.DataFrame:
     """Run every job of the sweep in order; rows led by ``job`` and ``overrides`` columns."""
-    points = expand_sweep(overrides)
+    points = sweep_points(overrides)
     cache: dict[tuple[str, ...], DictConfig] = {}
     rows = []
     for job, point in enumerate(points):
-        config = _job_config(point, cache)
-        HydraConfig.instance().set_config(config)
-        job_config = copy.deepcopy(config)
-        with open_dict(job_config):
-            del job_config["hydra"]
-        try:
-            result = run(job_config)
-        finally:
-            HydraConfig.instance().cfg = None  # type: ignore[assignment]
+        result = run_point(job_config(point, cache))
         for row in result.rows:
-            rows.append({"job": str(job), "overrides": " ".join(point), **row})
+            rows.append({"job": str(job), "overrides": " ".join(job_identity(point)), **row})
         if progress is not None:
             progress(job + 1, len(points), point)
     return rows_to_frame(rows)
@@ -141,7 +131,7 @@ def reproduce_main(experiment: str, description: str, argv: Sequence[str] | None
 
             frame = run_sweep(overrides, progress=progress)
     except DdlsimError as error:
-        print(f"{Path(sys.argv[0]).name}: error: {error}", file=sys.stderr)
+        print(f"{Path(sys.argv[0]).name}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
     elapsed = time.perf_counter() - started
     settings = report_settings(sweep_config(overrides))

@@ -5,7 +5,11 @@ and FLOP per second (float). Users type familiar strings such as ``"400Gbps"``, 
 ``"80GiB"`` or ``"312TFLOPS"``; they are parsed here, once, when a config is built.
 
 Decimal (SI) and binary (IEC) prefixes are kept apart: ``GB`` is 10**9 bytes, ``GiB`` is 2**30
-bytes. ``b`` is a bit and ``B`` a byte. A bare number is read in the internal unit.
+bytes. ``b`` is a bit and ``B`` a byte.
+
+One rule for text (every config value): a quantity carries its unit (`UNIT_RULE`); ``"400"`` is
+an error, never silently 400 b/s. Only zero may go without one. A Python number (not text) is
+already in the internal unit, as the parameter's name says (``size_bytes=10**9``).
 """
 
 from __future__ import annotations
@@ -91,6 +95,10 @@ def transfer_time_s(size_bytes: float, bandwidth_bps: float) -> float:
     return bytes_to_bits(size_bytes) / bandwidth_bps
 
 
+UNIT_RULE: Final = ("needs a unit: values take units, e.g. '400Gbps', '150GB/s', '1.3us', '80GiB', "
+                     "'312TFLOPS' (only 0 may go without one)")
+
+
 def _split(value: object, key: str, what: str, example: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ConfigError(key, value, f"must be a {what} such as {example!r}, not a boolean")
@@ -101,7 +109,10 @@ def _split(value: object, key: str, what: str, example: str) -> tuple[float, str
     match = _QUANTITY.match(value)
     if match is None:
         raise ConfigError(key, value, f"must be a {what} such as {example!r}")
-    return float(match["number"]), (match["unit"] or "")
+    number, unit = float(match["number"]), (match["unit"] or "")
+    if not unit and number != 0:
+        raise ConfigError(key, value, UNIT_RULE)
+    return number, unit
 
 
 def _check_sign(number: float, value: object, key: str, allow_zero: bool) -> None:
@@ -144,7 +155,7 @@ def parse_size_bytes(value: object, key: str = "size", *, allow_zero: bool = Tru
 
 
 def parse_bandwidth_bps(value: object, key: str = "bandwidth", *, allow_zero: bool = False) -> float:
-    """``"400Gbps"`` -> 4e11; ``"150GB/s"`` -> 1.2e12 (bytes are 8 bits); a bare number is bps."""
+    """``"400Gbps"`` -> 4e11; ``"150GB/s"`` -> 1.2e12 (bytes are 8 bits); a Python number is bps."""
     example = "400Gbps"
     number, unit = _split(value, key, "bandwidth", example)
     _check_sign(number, value, key, allow_zero)
@@ -155,7 +166,7 @@ def parse_bandwidth_bps(value: object, key: str = "bandwidth", *, allow_zero: bo
 
 
 def parse_time_s(value: object, key: str = "time", *, allow_zero: bool = True) -> float:
-    """``"1.3us"`` -> 1.3e-6; ``"25 ms"`` -> 0.025; a bare number is seconds."""
+    """``"1.3us"`` -> 1.3e-6; ``"25 ms"`` -> 0.025; a Python number is seconds."""
     example = "1.3us"
     number, unit = _split(value, key, "duration", example)
     _check_sign(number, value, key, allow_zero)

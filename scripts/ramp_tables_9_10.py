@@ -38,7 +38,9 @@ def table9(parallel: ParallelConfig, memory_bytes: int, from_loss: bool) -> list
     rows = []
     for row in TABLE9:
         shape = {} if from_loss else {"d_model": row.d_model, "heads": row.heads, "layers": row.layers}
-        plan = MODELS.make("megatron", target_loss=row.loss, **shape).build_workload(parallel, memory_bytes).plan
+        # widen_heads: RAMP Table 9's convention of as many heads as MP ranks (ddlsim's default refuses it).
+        model = MODELS.make("megatron", target_loss=row.loss, widen_heads=True, **shape)
+        plan = model.build_workload(parallel, memory_bytes).plan
         dp_msg = plan["dp_message_bytes"] if plan["dp_degree"] > 1 else 2 * plan["params_per_gpu"]
         paper_local = row.global_batch / row.dp
         rows.append({

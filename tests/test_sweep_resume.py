@@ -26,12 +26,15 @@ def seeds_in(gathered: pd.DataFrame) -> list[int]:
     return sorted(int(text.split("seed=")[1].split()[0]) for text in per_job)
 
 
-def test_marker_names_the_overrides(tmp_path):
+def test_marker_names_the_overrides_and_the_checksum_of_the_rows(tmp_path):
     (tmp_path / "results.csv").write_text("a\n1\n")
     assert not job_finished(tmp_path, ["seed=1"])
-    mark_job_finished(tmp_path, ["seed=1"], rows=1)
-    assert job_finished(tmp_path, ["seed=1"])
+    mark_job_finished(tmp_path, ["seed=1", "report.plots=false"], rows=1)
+    assert job_finished(tmp_path, ["seed=1"])  # report.* and output.* change no row
+    assert job_finished(tmp_path, ["seed=1", "output.resume=true"])
     assert not job_finished(tmp_path, ["seed=2"])
+    (tmp_path / "results.csv").write_text("a\n2\n")  # same size, other rows
+    assert not job_finished(tmp_path, ["seed=1"])
     (tmp_path / "results.csv").unlink()
     assert not job_finished(tmp_path, ["seed=1"])
 

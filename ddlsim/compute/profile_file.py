@@ -10,13 +10,13 @@ from __future__ import annotations
 import csv
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ddlsim.compute.identity import device_slug
 from ddlsim.errors import ConfigError
+from ddlsim.files import atomic_write
 from ddlsim.types import Phase, Precision, ShardSignature
 
 COLUMNS: tuple[str, ...] = (
@@ -154,16 +154,13 @@ def write_rows(path: str | os.PathLike[str], new: Iterable[Row], *, replace: boo
     """Merge `new` into the file at `path` (atomically: a crash never leaves half a file)."""
     path = Path(path)
     rows, added, replaced, kept = merge_rows(read_rows(path), new, replace=replace)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", newline="", encoding="utf-8") as stream:
+
+    def write(target: str) -> None:
+        with open(target, "w", newline="", encoding="utf-8") as stream:
             writer = csv.DictWriter(stream, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
             writer.writeheader()
             for row in rows:
                 writer.writerow({column: row.get(column, "") for column in COLUMNS})
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+
+    atomic_write(path, write)
     return WriteReport(path=path, added=added, replaced=replaced, kept=kept)

@@ -15,6 +15,8 @@ union of its top-level operators' intervals (aten, fbgemm, ...), which leaves ou
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -25,12 +27,13 @@ import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from ddlsim import units
 from ddlsim.compute.counting import WorkCount, count_work
 from ddlsim.compute.identity import DeviceIdentity
 from ddlsim.compute.recompute import on_recompute
 from ddlsim.compute.timeline import Activity, Window, attribute, summarise
-from ddlsim.errors import ConfigError
-from ddlsim.types import Phase, Precision
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.types import Phase, Precision, ShardSignature
 
 WINDOW_PREFIX = "ddlsim::"
 PHASE_ORDER = (Phase.FORWARD, Phase.RECOMPUTE, Phase.BACKWARD, Phase.OPTIMIZER)
@@ -281,3 +284,93 @@ def profile_shard(shard: Any, identity: DeviceIdentity, settings: ProfileSetting
     return ShardMeasurement(device=identity, phases=tuple(phases), iterations=settings.iterations,
                             warmup=settings.warmup, statistic=settings.statistic, run_precision=step.ran,
                             elapsed_s=time.perf_counter() - started)
+
+
+# --- Will the shard fit? (checked before any profiling, so a too-large shard is refused, not run) ---
+
+ADAM_STATE_COPIES = 4  # weights, gradients and Adam's two moments, each the size of the weights
+MEMORY_HEADROOM = 0.9  # leave a tenth of the free memory to the allocator and everything else
+
+
+def available_memory_bytes(torch_device: str) -> int | None:
+    """Free memory of the device: CUDA's free bytes, or the host's available RAM for the CPU."""
+    device = torch.device(torch_device)
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * units.KIBI
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes one training step of a shard needs: model and optimizer state, activations, the batch."""
+
+    state_bytes: int
+    activation_bytes: int
+    batch_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.state_bytes + self.activation_bytes + self.batch_bytes
+
+
+def estimate_training_memory(signature: ShardSignature, build: Callable[[ShardSignature, str], Any],
+                             torch_device: str) -> MemoryEstimate:
+    """Estimate a training step's peak memory by running the shard's forward on the meta device.
+
+    The state is `ADAM_STATE_COPIES` times the parameter bytes. The activations are the tensors
+    autograd saves in a forward pass *without* activation checkpointing: a checkpointed shard
+    recomputes its layer during backward and holds them then. On a GPU under fp16/bf16 autocast
+    the saved tensors are half as wide as the fp32 meta run's.
+    """
+    full = dataclasses.replace(signature, checkpointing=False)
+    shard = build(full, "meta")
+    state = ADAM_STATE_COPIES * sum(p.numel() * p.element_size() for p in shard.module.parameters())
+    saved: list[int] = []
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        saved.append(tensor.numel() * tensor.element_size())
+        return tensor
+
+    batch = shard.make_batch()
+    batch_bytes = sum(item.numel() * item.element_size() for item in batch if isinstance(item, torch.Tensor))
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        shard.loss(shard.module(*batch))
+    activations = sum(saved)
+    if torch.device(torch_device).type == "cuda" and signature.precision in _AUTOCAST:
+        activations //= 2
+    return MemoryEstimate(state, activations, batch_bytes)
+
+
+def check_fits(signature: ShardSignature, build: Callable[[ShardSignature, str], Any], torch_device: str,
+               device_name: str) -> None:
+    """Raise `InfeasibleError`, with the estimate and a local batch that would fit, if the shard does not fit."""
+    available = available_memory_bytes(torch_device)
+    if available is None:
+        return
+    try:
+        estimate = estimate_training_memory(signature, build, torch_device)
+    except (RuntimeError, NotImplementedError, TypeError):  # an operator without a meta kernel: cannot tell
+        return
+    usable = int(available * MEMORY_HEADROOM)
+    if estimate.total_bytes <= usable:
+        return
+    show = units.format_size_bytes
+    per_sequence = (estimate.activation_bytes + estimate.batch_bytes) / signature.local_batch
+    fitting = int((usable - estimate.state_bytes) // per_sequence) if per_sequence > 0 else 0
+    advice = (f"profile it at a local batch that fits, e.g. task.local_batches=[{fitting}]" if fitting >= 1 else
+              "not even one sample fits; profile a smaller shape (task.signatures)")
+    raise InfeasibleError(
+        f"shard {signature.key()} needs about {show(estimate.total_bytes)} to train ({show(estimate.state_bytes)} "
+        f"of weights, gradients and Adam state, {show(estimate.activation_bytes + estimate.batch_bytes)} of "
+        f"activations and batch at local batch {signature.local_batch}) but {device_name} has "
+        f"{show(available)} available; {advice}")

@@ -7,6 +7,10 @@
 PATH may be a sweep directory (its jobs are gathered afresh, so an interrupted sweep reports
 what finished), a run directory or a results file. Files go to --out (default: PATH's
 directory): results.csv, results.parquet, side_by_side.csv and figures/*.png|pdf.
+
+A job whose rows fail their done marker's checksum (cut short, emptied, changed) is named on
+stderr and left out; the report covers the rest and the exit status is 1. Rerun the sweep into
+the same directory to recompute such jobs.
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from ddlsim.report.figures import KINDS
-from ddlsim.report.gather import load_results
+from ddlsim.report.gather import frame_of, inspect_sweep, is_sweep_dir, load_results
 from ddlsim.report.make import make_report
 from ddlsim.report.reference import REFERENCES
 from ddlsim.report.settings import ReportSettings
@@ -40,10 +46,21 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    problems: list[str] = []
     try:
-        frame = load_results(args.path)
-    except FileNotFoundError as error:
-        print(f"ddlsim-report: error: {error}", file=sys.stderr)
+        if args.path.is_dir() and is_sweep_dir(args.path):
+            jobs = inspect_sweep(args.path)
+            frame = frame_of(jobs)
+            problems = jobs.problems()
+        else:
+            frame = load_results(args.path)
+    except (FileNotFoundError, pd.errors.EmptyDataError, pd.errors.ParserError, ValueError) as error:
+        print(f"ddlsim-report: error: {args.path}: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"ddlsim-report: damaged: {line}", file=sys.stderr)
+    if frame.empty:
+        print(f"ddlsim-report: error: {args.path} holds no verified rows", file=sys.stderr)
         return 2
     out = args.out or (args.path if args.path.is_dir() else args.path.parent)
     settings = ReportSettings(figures=args.figures, reference=args.reference, baseline=args.baseline, x=args.x,
@@ -58,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report.text)
     for path in report.paths:
         print(f"wrote {path}")
-    return 0
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

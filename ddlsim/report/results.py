@@ -1,14 +1,15 @@
-"""Result rows to files: ``results.csv`` and ``results.parquet``, written atomically."""
+"""Result rows to files: ``results.csv`` and ``results.parquet``, written atomically (mode 0644)."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ddlsim.files import atomic_write
 
 CSV_NAME = "results.csv"
 PARQUET_NAME = "results.parquet"
@@ -22,16 +23,9 @@ def rows_to_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=list(columns))
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+def result_names(*, csv: bool = True, parquet: bool = True) -> list[str]:
+    """The result files a run with these output settings writes."""
+    return [name for name, wanted in ((CSV_NAME, csv), (PARQUET_NAME, parquet)) if wanted]
 
 
 def write_results(frame: pd.DataFrame, directory: str | os.PathLike[str], *, csv: bool = True,
@@ -41,10 +35,10 @@ def write_results(frame: pd.DataFrame, directory: str | os.PathLike[str], *, csv
     written = []
     if csv:
         path = directory / CSV_NAME
-        _atomic_write(path, lambda target: frame.to_csv(target, index=False))
+        atomic_write(path, lambda target: frame.to_csv(target, index=False))
         written.append(path)
     if parquet:
         path = directory / PARQUET_NAME
-        _atomic_write(path, lambda target: frame.to_parquet(target, index=False))
+        atomic_write(path, lambda target: frame.to_parquet(target, index=False))
         written.append(path)
     return written

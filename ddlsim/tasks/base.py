@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 
 Row = dict[str, Any]
+
+
+def config_label(config: Any, group: str) -> str:
+    """What rows call the option chosen for `group`: its ``label`` (a YAML variant sets it to
+    its own name, e.g. ``superpod_1to1``), else its registered ``name``."""
+    node = config.get(group) if hasattr(config, "get") else None
+    if node is None:
+        return ""
+    label = node.get("label") if hasattr(node, "get") else None
+    return str(label or node.get("name") or "")
 
 
 @dataclass(frozen=True)
@@ -22,6 +33,7 @@ class Components:
     algorithm: Any
     task: Any
     compute: Any = None  # a ddlsim.compute ComputeModel for `device`
+    output_dir: Path | None = None  # the run's directory, when there is one (command line)
 
 
 @dataclass

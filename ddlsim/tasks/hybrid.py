@@ -30,8 +30,7 @@ from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import FABRICS, TASKS
 from ddlsim.report.table import quantity_table
-from ddlsim.tasks.base import Components, TaskResult
-from ddlsim.tasks.train import hydra_choice
+from ddlsim.tasks.base import Components, TaskResult, config_label
 from ddlsim.training.run import reduction_model
 from ddlsim.types import CollectiveOp, GroupLayout
 
@@ -109,7 +108,7 @@ class HybridTask:
         if kind not in PER_CU_BANDWIDTH:
             raise ConfigError("fabric.name", kind, f"has no per-CU bandwidth parameter known to task=hybrid; "
                                                    f"choose one of {', '.join(PER_CU_BANDWIDTH)}")
-        label = hydra_choice("fabric") or kind
+        label = config_label(components.config, "fabric")
         mp_algorithm, dp_algorithm = self._algorithms(kind, components)
         reduction = reduction_model(components.device)
         rows = []

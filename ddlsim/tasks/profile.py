@@ -1,14 +1,19 @@
 """`task=profile` measures a workload's equivalent shards; `task=compute_times` prices its compute tasks.
 
-``ddlsim-profile [overrides]`` is ``ddlsim task=profile [overrides]``; ``--force`` stands for
-``task.replace=true``. For example, on a machine with a GPU::
+``ddlsim-profile [overrides]`` is ``ddlsim experiment=single task=profile [overrides]``; ``--force``
+stands for ``task.replace=true``. For example, on a machine with a GPU::
 
     ddlsim-profile model=megatron model.target_loss=2.5          # every shard of that plan
     ddlsim-profile -m model.target_loss=3.0,2.5,2.0              # one plan per target loss
 
-Rows land in ``profiles/<device>/<model_kind>.csv`` for the device that ran them; every later
-simulation with that device (``device=h100_sxm``, or ``device=cpu`` for this machine's CPU)
-uses them through the `compute` group.
+Rows land in ``<run directory>/profiles/<device>/<model_kind>.csv`` for the device that ran
+them (``task.output_dir`` chooses another directory). Simulations with that device read them
+through ``compute.profile_dirs=[<that directory>]``. The repository's shipped ``profiles/`` is
+written only with ``task.overwrite=true``.
+
+Before any measurement, every shard's training memory is estimated (`check_fits`); a shard that
+would not fit the local device (on a CPU: the available RAM) is refused with `InfeasibleError`,
+its estimate, and a ``task.local_batches`` that would fit.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from pathlib import Path
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.model import SHIPPED_PROFILES
 from ddlsim.compute.profile_file import parse_signature_key
-from ddlsim.compute.profiler import ProfileSettings
-from ddlsim.compute.profiling import ProfileJob, jobs_from_workload, profile_jobs
+from ddlsim.compute.profiler import ProfileSettings, check_fits
+from ddlsim.compute.profiling import ProfileJob, default_builder, jobs_from_workload, profile_jobs
 from ddlsim.errors import ConfigError
 from ddlsim.registry import TASKS
 from ddlsim.report.table import quantity_table
@@ -39,12 +44,17 @@ class ProfileTaskConfig:
     statistic: str = "median"
     torch_device: str = "auto"
     cpu_threads: int = 0
-    output_dir: str = ""
-    replace: bool = False
+    output_dir: str = ""  # empty: <run directory>/profiles
+    replace: bool = False  # re-measure shards whose rows exist
+    overwrite: bool = False  # allow writing into the shipped profiles/ directory
     signatures: list[str] = field(default_factory=list)
     local_batches: list[int] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     progress: bool = True
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path.resolve() == directory.resolve() or directory.resolve() in path.resolve().parents
 
 
 def _ratio(counted: float, expected: float | None) -> float | None:
@@ -59,7 +69,7 @@ class ProfileTask:
     settings: ProfileSettings
     torch_device: str
     cpu_threads: int
-    output_dir: Path
+    output_dir: Path | None
     replace: bool
     signatures: tuple[str, ...]
     local_batches: tuple[int, ...]
@@ -76,7 +86,10 @@ class ProfileTask:
                 raise ConfigError("local_batches", batch, "every local batch must be >= 1")
         for key in config.signatures:
             parse_signature_key(key)
-        output_dir = Path(config.output_dir).expanduser() if config.output_dir else SHIPPED_PROFILES
+        output_dir = Path(config.output_dir).expanduser() if config.output_dir else None
+        if output_dir is not None and _inside(output_dir, SHIPPED_PROFILES) and not config.overwrite:
+            raise ConfigError("output_dir", config.output_dir,
+                              "holds the shipped profiles; set task.overwrite=true to write into them")
         return cls(settings, config.torch_device, config.cpu_threads, output_dir, config.replace,
                    tuple(config.signatures), tuple(config.local_batches), tuple(config.kinds), config.progress)
 
@@ -93,13 +106,25 @@ class ProfileTask:
                     for job in jobs for batch in self.local_batches]
         return list({job.signature: job for job in jobs}.values())
 
+    def directory(self, components: Components) -> Path:
+        if self.output_dir is not None:
+            return self.output_dir
+        if components.output_dir is None:
+            raise ConfigError("task.output_dir", "", "is required when the run has no directory of its own "
+                                                     "(ddlsim.run); name the directory for the profiles")
+        return components.output_dir / "profiles"
+
     def run(self, components: Components) -> TaskResult:
+        output_dir = self.directory(components)
         if self.cpu_threads:  # the thread count is part of a CPU's profile name
             import torch
 
             torch.set_num_threads(self.cpu_threads)
         identity = local_identity(self.torch_device)
-        results = profile_jobs(self.jobs(components), identity, self.output_dir, settings=self.settings,
+        jobs = self.jobs(components)
+        for job in jobs:
+            check_fits(job.signature, default_builder, identity.torch_device, identity.name)
+        results = profile_jobs(jobs, identity, output_dir, settings=self.settings,
                                replace=self.replace, progress=self.progress)
         rows: list[Row] = []
         for result in results:
@@ -117,7 +142,8 @@ class ProfileTask:
         summary = quantity_table(rows, {"signature_key": None, "phase": None, "status": None, "time_s": "time_s",
                                         "kernels": None, "achieved_flop_per_s": "flop_per_s", "flop_ratio": None},
                                  {"time_s": "time", "achieved_flop_per_s": "achieved"})
-        note = (f"\nprofiles of {identity.name!r} in {self.output_dir}"
+        note = (f"\nprofiles of {identity.name!r} in {output_dir} (simulate with them: "
+                f"compute.profile_dirs=[{output_dir}])"
                 + ("" if identity.name == components.device.profile_name else
                    f"\n(the configured device={components.device.name} reads profiles of "
                    f"{components.device.profile_name!r}; simulate on this machine's device to use these)"))
@@ -160,12 +186,13 @@ class ComputeTimesTask:
         return TaskResult(rows=rows, summary=summary)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     """`ddlsim-profile`: `ddlsim task=profile` plus ``--force`` for ``task.replace=true``."""
     from ddlsim.cli import main as ddlsim_main
 
-    args = ["task.replace=true" if arg == "--force" else arg for arg in sys.argv[1:]]
+    args = ["task.replace=true" if arg == "--force" else arg for arg in (sys.argv[1:] if argv is None else argv)]
     if not any(arg.startswith("task=") for arg in args):
         args.append("task=profile")
-    sys.argv = [sys.argv[0], *args]
-    ddlsim_main()
+    if not any(arg.startswith("experiment=") for arg in args):  # not the default comparison sweep
+        args.insert(0, "experiment=single")
+    return ddlsim_main(args)

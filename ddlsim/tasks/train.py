@@ -5,9 +5,13 @@ as ``model_<key>``), then the training numbers of `ddlsim.training` (iteration t
 and exposed communication time, communication share, time to accuracy, throughput, network
 energy and cost, the per-collective breakdown ``comm_<name>_*`` and the partitioner's plan).
 
-A point that cannot run (the model does not fit, the job is larger than the fabric) becomes a
-row whose ``status`` says why, so that a sweep goes on and reports it; set
-``task.on_infeasible=error`` to stop instead.
+Every label comes from the composed config itself (`run_labels`), never from Hydra's state, so
+one config gives the same row through `ddlsim.run`, the command line and any launcher.
+
+A point that cannot run (the model does not fit, the job is larger than the fabric) raises
+`InfeasibleError`. Inside a sweep (`ddlsim.runner.run_point`) it becomes a row whose ``status``
+says why (`TrainTask.labels` plus the status), so that the sweep goes on and reports it; set
+``task.on_infeasible=error`` to stop the sweep instead.
 """
 
 from __future__ import annotations
@@ -18,10 +22,10 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import ALGORITHMS, FABRICS, TASKS
+from ddlsim.errors import ConfigError
+from ddlsim.registry import ALGORITHMS, FABRICS, LABEL_KEY, TASKS
 from ddlsim.report.quantities import format_duration, format_number
-from ddlsim.tasks.base import Components, Row, TaskResult
+from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.training.run import train_on_fabric
 from ddlsim.training.settings import training_settings
 
@@ -30,7 +34,8 @@ ON_INFEASIBLE = ("row", "error")
 
 @dataclass
 class TrainTaskConfig:
-    """`on_infeasible`: ``row`` records an impossible point as a row with its reason; ``error`` stops.
+    """`on_infeasible`: in a sweep, ``row`` records a point that cannot run as a row with its reason;
+    ``error`` stops the sweep. A single run always stops with the reason.
 
     `collectives` maps a fabric kind (its registered name, e.g. ``ramp``) to the collective
     algorithm config to use on that fabric instead of the `collective` group's, so that a sweep
@@ -48,29 +53,19 @@ def algorithm_label(config: Any) -> str:
     return f"{config['name']}(exclude={','.join(exclude)})" if exclude else str(config["name"])
 
 
-def hydra_choice(group: str) -> str | None:
-    """The option chosen for `group` in the running Hydra job (``superpod_oversub``), if any."""
-    from hydra.core.hydra_config import HydraConfig
-
-    if not HydraConfig.initialized():
-        return None
-    return HydraConfig.get().runtime.choices.get(group)
-
-
-def run_labels(components: Components) -> Row:
-    """Columns that say which run a row belongs to."""
-    config = components.config
+def run_labels(config: Any) -> Row:
+    """Columns that say which run a row belongs to, read from the composed config alone."""
     row: Row = {
-        "fabric": hydra_choice("fabric") or components.fabric.name,
+        "fabric": config_label(config, "fabric"),
         "algorithm": algorithm_label(config.collective),
-        "model": hydra_choice("model") or str(config.model.name),
+        "model": config_label(config, "model"),
     }
     model = OmegaConf.to_container(config.model, resolve=True)
     assert isinstance(model, dict)
     for key, value in model.items():
-        if key != "name" and isinstance(value, bool | int | float | str):
+        if key not in ("name", LABEL_KEY) and isinstance(value, bool | int | float | str):
             row[f"model_{key}"] = value
-    row["device"] = components.device.name
+    row["device"] = str(config.device.name)
     return row
 
 
@@ -130,19 +125,22 @@ class TrainTask:
                 return algorithm, label
         return components.algorithm, None
 
+    @staticmethod
+    def labels(config: Any) -> Row:
+        """The columns of a row for a point that could not run: its labels and overlap setting."""
+        labels = run_labels(config)
+        own = (OmegaConf.select(config, "task.collectives") or {}).get(str(config.fabric.name))
+        if own is not None:
+            labels["algorithm"] = algorithm_label(own)
+        return {**labels, "overlap": str(OmegaConf.select(config, "training.overlap", default="none"))}
+
     def run(self, components: Components) -> TaskResult:
         settings = training_settings(components.config.get("training"))
-        labels = run_labels(components)
+        labels = run_labels(components.config)
         algorithm, label = self.algorithm_for(components)
         if label is not None:
             labels["algorithm"] = label
-        try:
-            result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
-                                     components.fabric, algorithm, settings)
-        except InfeasibleError as error:
-            if self.on_infeasible == "error":
-                raise
-            row = {**labels, "overlap": settings.overlap.value, "status": f"infeasible: {error}"}
-        else:
-            row = {**labels, "status": "ok", **result.row()}
+        result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
+                                 components.fabric, algorithm, settings)
+        row = {**labels, "status": "ok", **result.row()}
         return TaskResult(rows=[row], summary=summarize_row(row))

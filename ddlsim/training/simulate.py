@@ -57,6 +57,7 @@ class TrainingResult:
             "comm_time_s": it.comm_time_s,
             "exposed_comm_time_s": it.exposed_comm_time_s,
             "hidden_comm_time_s": it.hidden_comm_time_s,
+            "bubble_time_s": it.bubble_time_s,
             "comm_fraction": it.comm_fraction,
             "comm_latency_s": it.comm_latency_s,
             "comm_transfer_s": it.comm_transfer_s,

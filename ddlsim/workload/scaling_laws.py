@@ -9,6 +9,16 @@ cross-entropy in nats, non-embedding parameters N, tokens D and batches in token
 - Eq. (5.4)  S_min(S) = S / (1 + B_crit(L)/B), i.e. S = S_min (1 + B_crit/B) at batch B
 - Eq. (2.1)  N ~ 2 d_model n_layer (2 d_attn + d_ff) = 12 n_layer d_model^2 for d_ff = 4 d_model
 
+Domain. Kaplan et al. fitted these laws on models of 768 to 1.5e9 non-embedding parameters
+(Sec. 2 and 3), whose converged losses by Eq. (1.1) are 6.93 to 2.30 nats. RAMP (Sec. 7.2.1,
+Table 9) extrapolates them down to 1.0 nats, where N = N_c = 8.8e13 parameters. ddlsim accepts
+target losses from `MIN_TARGET_LOSS` (1.0, RAMP's extrapolation) to `MAX_TARGET_LOSS` (6.93,
+Kaplan's smallest model) and refuses anything else with a `ConfigError` naming the domain: a
+larger loss asks for a model smaller than any that was fitted (``target_loss=100`` would be a
+model of a fraction of one parameter), a smaller one extrapolates beyond every use in the seed
+papers. Below 2.30 the laws are an extrapolation; Kaplan et al. (Sec. 6.3) expect them to break
+down near L* = 1.7 nats.
+
 L(N) is the loss a model of N parameters converges to, so no finite run reaches it exactly.
 We count the steps a model sized by Eq. (1.1) for the target loss needs to come within
 ``loss_gap x L`` of it: (S_c / S_min)^alpha_S = loss_gap x L in Eq. (1.6). The default gap is
@@ -30,11 +40,25 @@ B_STAR_TOKENS = 2e8
 ALPHA_S = 0.76
 S_C = 2.1e3
 DEFAULT_LOSS_GAP = ALPHA_N / ALPHA_S
+SMALLEST_FITTED_PARAMS = 768.0  # Kaplan et al., Sec. 2: models of 768 to 1.5e9 non-embedding parameters
+LARGEST_FITTED_PARAMS = 1.5e9
+MIN_TARGET_LOSS = 1.0  # RAMP Table 9's smallest loss: N = N_c
+MAX_TARGET_LOSS = round((N_C / SMALLEST_FITTED_PARAMS) ** ALPHA_N, 2)  # 6.93
+LOSS_DOMAIN_RULE = (f"must lie in the scaling laws' domain, {MIN_TARGET_LOSS:.1f} to {MAX_TARGET_LOSS:.2f} nats "
+                    f"(Kaplan et al. 2020 fitted models of 768 to 1.5e9 parameters, losses {MAX_TARGET_LOSS:.2f} to "
+                    f"{(N_C / LARGEST_FITTED_PARAMS) ** ALPHA_N:.2f}; RAMP extrapolates to {MIN_TARGET_LOSS:.1f})")
 
 
 def _positive(key: str, value: float) -> None:
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
         raise ConfigError(key, value, "must be a finite positive number")
+
+
+def check_target_loss(loss: float, key: str = "target_loss") -> None:
+    """Raise `ConfigError` unless `loss` lies in the domain of the module docstring."""
+    _positive(key, loss)
+    if not MIN_TARGET_LOSS <= loss <= MAX_TARGET_LOSS:
+        raise ConfigError(key, loss, LOSS_DOMAIN_RULE)
 
 
 def params_for_loss(loss: float) -> float:
@@ -77,7 +101,7 @@ class TrainingBudget:
     loss_gap: float = DEFAULT_LOSS_GAP
 
     def __post_init__(self) -> None:
-        _positive("target_loss", self.loss)
+        check_target_loss(self.loss)
         _positive("loss_gap", self.loss_gap)
         if not isinstance(self.seq_len, int) or self.seq_len < 1:
             raise ConfigError("seq_len", self.seq_len, "must be an integer >= 1")

@@ -82,7 +82,56 @@ def test_ddlsim_profile_command_line(monkeypatch):
     from ddlsim.tasks import profile as profile_task
 
     seen = []
-    monkeypatch.setattr(ddlsim.cli, "main", lambda: seen.append(list(__import__("sys").argv[1:])))
+    monkeypatch.setattr(ddlsim.cli, "main", lambda argv: seen.append(list(argv)) or 0)
     monkeypatch.setattr("sys.argv", ["ddlsim-profile", "-m", "model.target_loss=3.0,2.5", "--force"])
-    profile_task.main()
-    assert seen == [["-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]
+    assert profile_task.main() == 0
+    assert seen == [["experiment=single", "-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]
+
+
+def test_a_shard_that_does_not_fit_is_refused_with_its_estimate_before_any_work(monkeypatch, tmp_path):
+    """Finding 10: the README's example grew to 24 GB on a CPU and was killed."""
+    from ddlsim.compute import profiler
+    from ddlsim.errors import InfeasibleError
+
+    monkeypatch.setattr(profiler, "available_memory_bytes", lambda device: 2 * 10**9)
+    with pytest.raises(InfeasibleError) as caught:
+        ddlsim.run(["experiment=single", "task=profile", "model=megatron", "model.target_loss=2.5", "device=h100_sxm",
+                    f"task.output_dir={tmp_path}"])
+    message = str(caught.value)
+    assert "|b=311|" in message and "needs about 56.35GB to train" in message and "has 2GB available" in message
+    suggested = int(message.rsplit("task.local_batches=[", 1)[1].rstrip("]"))
+    assert 1 <= suggested < 311
+    assert not list(tmp_path.rglob("*.csv"))
+
+
+def test_the_memory_estimate_counts_adam_state_and_the_recomputed_activations():
+    from ddlsim.compute.profiler import ADAM_STATE_COPIES, estimate_training_memory
+    from ddlsim.compute.profiling import default_builder
+    from ddlsim.workload.equivalent import build_equivalent_shard
+
+    one, two, three = (estimate_training_memory(parse_signature_key(key(batch)), default_builder, "cpu")
+                       for batch in (1, 2, 3))
+    params = sum(p.numel() * 4 for p in build_equivalent_shard(parse_signature_key(key(1)), "meta").module.parameters())
+    assert one.state_bytes == three.state_bytes == ADAM_STATE_COPIES * params
+    # Saved tensors: the weights autograd keeps (fixed) plus activations per sample (linear).
+    per_sample = two.activation_bytes - one.activation_bytes
+    assert per_sample > 0 and three.activation_bytes - two.activation_bytes == per_sample
+
+
+def test_profiles_go_to_the_run_directory_and_never_into_the_shipped_ones(tmp_path, one_thread):
+    """Finding 10: by default ddlsim-profile wrote into the repository's profiles/."""
+    from ddlsim.compute.model import SHIPPED_PROFILES
+    from ddlsim.errors import ConfigError
+    from ddlsim.tasks.profile import main as profile_main
+
+    signature = f'task.signatures=["{key(1)}"]'
+    with pytest.raises(ConfigError, match="task.output_dir = '': is required when the run has no directory"):
+        ddlsim.run(["experiment=single", "task=profile", signature])
+    with pytest.raises(ConfigError, match="holds the shipped profiles; set task.overwrite=true"):
+        ddlsim.build_components(["task=profile", f"task.output_dir={SHIPPED_PROFILES}"])
+    assert ddlsim.build_components(["task=profile", f"task.output_dir={SHIPPED_PROFILES}", "task.overwrite=true"])
+    shipped = {path: path.stat().st_mtime_ns for path in SHIPPED_PROFILES.rglob("*.csv")}
+    assert profile_main([signature, "task.iterations=1", "task.warmup=0", "task.progress=false",
+                         f"hydra.run.dir={tmp_path}"]) == 0
+    assert [path.name for path in tmp_path.glob("profiles/*/*.csv")] == ["megatron-layer.csv"]
+    assert {path: path.stat().st_mtime_ns for path in SHIPPED_PROFILES.rglob("*.csv")} == shipped

@@ -115,11 +115,14 @@ def test_variants_of_one_fabric_stay_apart():
 
 
 def _fake_sweep(sweep_dir, frames):
+    """Job directories as a sweep leaves them: rows, then a done marker with their checksum."""
+    from ddlsim.sweep import mark_job_finished
+
     for index, (overrides, frame) in enumerate(frames):
         job = sweep_dir / str(index)
-        (job / ".hydra").mkdir(parents=True)
-        (job / ".hydra" / "overrides.yaml").write_text("".join(f"- {item}\n" for item in overrides))
+        job.mkdir(parents=True)
         frame.to_csv(job / "results.csv", index=False)
+        mark_job_finished(job, overrides, rows=len(frame), job=index)
 
 
 def test_gather_orders_jobs_numerically_and_tags_overrides(tmp_path):

@@ -31,12 +31,27 @@ def test_equal_stages_take_m_plus_p_minus_one_slots(stages, micro):
     assert result.iteration.compute_time_s == pytest.approx(micro * 3.0)
 
 
+@pytest.mark.parametrize(("stages", "micro", "send_bytes"), [(2, 2, 0), (4, 4, 0), (4, 4, 1), (3, 8, 2)])
+def test_the_bubble_is_its_own_part_never_communication(stages, micro, send_bytes):
+    """Finding 8: with pipeline stages the bubble was counted as exposed communication."""
+    it = run(pipelined(stages, micro, send_bytes=send_bytes), bytes_per_s=2.0).iteration
+    assert it.compute_time_s + it.exposed_comm_time_s + it.bubble_time_s == pytest.approx(it.iteration_time_s)
+    assert it.exposed_comm_time_s <= it.comm_time_s
+    assert it.comm_fraction == pytest.approx(it.exposed_comm_time_s / it.iteration_time_s)
+    if not send_bytes:  # (p - 1) x (F + B) of idle time, and no communication at all
+        assert it.bubble_time_s == pytest.approx((stages - 1) * 3.0) and it.exposed_comm_time_s == 0
+
+
 def test_blocking_sends_by_hand():
     # p = 2, m = 2, F = 1 s, B = 2 s, each send 0.5 s on the sender's stream (worked out in the
     # comments of pipeline.py's order): stage 1 ends B1 at 8 s, its send at 8.5 s, stage 0's B1
     # runs from 8.5 s to 10.5 s.
     result = run(pipelined(2, 2, send_bytes=1), bytes_per_s=2.0)
     assert result.iteration.iteration_time_s == pytest.approx(10.5)
+    # The busiest stage (stage 0 has compute 6 s like stage 1; the first is taken) sends twice
+    # (1 s of exposed communication) and waits 3.5 s for stage 1: 1 s of F + B0's 2 s + a send.
+    assert result.iteration.exposed_comm_time_s == pytest.approx(1.0)
+    assert result.iteration.bubble_time_s == pytest.approx(3.5)
     graph = build_graph(pipelined(2, 2, send_bytes=1), Pricer(AlphaBeta(bytes_per_s=2.0), FlopTimer()),
                         TrainingSettings())
     placement = place(graph)

@@ -50,12 +50,17 @@ def test_network_energy_and_cost_come_from_the_fabric_model():
     assert math.isnan(ideal["network_energy_j"]) and math.isnan(ideal["network_cost_usd"])
 
 
-def test_an_impossible_point_is_a_row_or_an_error():
-    row, summary = train_row("fabric=ideal", "fabric.num_nodes=4", "model.target_loss=2.5")
-    assert row["status"].startswith("infeasible:") and "iteration_time_s" not in row
-    assert "infeasible" in summary
+def test_an_impossible_point_raises_alone_and_is_a_row_in_a_sweep():
+    impossible = [*TRAIN, "fabric=ideal", "fabric.num_nodes=4", "model.target_loss=2.5"]
+    with pytest.raises(InfeasibleError, match="8 ranks do not fit"):
+        ddlsim.run(impossible)
+    point = ddlsim.run_point(impossible)
+    row = point.rows[0]
+    assert row["status"].startswith("infeasible: 8 ranks do not fit") and "iteration_time_s" not in row
+    assert row["fabric"] == "ideal" and row["model_target_loss"] == 2.5 and row["overlap"] == "none"
+    assert "infeasible" in point.summary
     with pytest.raises(InfeasibleError):
-        ddlsim.run([*TRAIN, "fabric=ideal", "fabric.num_nodes=4", "model.target_loss=2.5", "task.on_infeasible=error"])
+        ddlsim.run_point([*impossible, "task.on_infeasible=error"])
 
 
 def test_dlrm_iteration_has_its_all_to_alls():
@@ -90,3 +95,24 @@ def test_a_fabric_can_get_its_own_collective_algorithm():
         ddlsim.build_components([*TRAIN, "+task.collectives={nofabric: {name: ring}}"])
     with pytest.raises(ConfigError, match="exclude"):
         ddlsim.build_components([*TRAIN, "+task.collectives={ramp: {name: best, exclude: [nope]}}"])
+
+
+def test_a_pipelined_run_reports_its_bubble_apart_from_communication():
+    """Finding 8: ``model=gpt parallel.pipeline=3`` showed exposed comm 22.75 ms > total comm 9.53 ms."""
+    row, _ = train_row("model=gpt", "parallel.pipeline=3")
+    assert row["bubble_time_s"] > 0 and row["exposed_comm_time_s"] <= row["comm_time_s"]
+    parts = row["compute_time_s"] + row["exposed_comm_time_s"] + row["bubble_time_s"]
+    assert parts == pytest.approx(row["iteration_time_s"])
+    assert row["comm_fraction"] == pytest.approx(row["exposed_comm_time_s"] / row["iteration_time_s"])
+    single, _ = train_row("model=gpt")
+    assert single["bubble_time_s"] == 0
+
+
+def test_a_target_loss_outside_the_scaling_laws_is_refused():
+    """Finding 4: ``model.target_loss=100`` planned one GPU and 2.988 ms to accuracy."""
+    from ddlsim.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"model.target_loss = 100.0: must lie in the scaling laws' domain"):
+        ddlsim.run([*TRAIN, "model.target_loss=100"])
+    with pytest.raises(InfeasibleError, match="tensor-parallel"):
+        ddlsim.run([*TRAIN, "model.target_loss=1.0"])

@@ -99,9 +99,9 @@ def test_table9_columns_that_follow_from_the_architecture(row):
                              row.dp_message_bytes)
 
 
-def test_from_loss_widens_heads_for_tensor_parallelism_and_steps_follow_the_batch():
+def test_from_loss_widens_the_shape_for_tensor_parallelism_and_steps_follow_the_batch():
     plan = MODELS.make("megatron", target_loss=1.3).build_workload(ParallelConfig(), 80 * GiB).plan
-    assert plan["heads"] % plan["tp_degree"] == 0
+    assert plan["heads"] % plan["tp_degree"] == 0 and plan["d_model"] // plan["heads"] == 128
     assert plan["num_gpus"] <= 65536 and plan["global_batch"] < plan["critical_batch"]
     capped = MODELS.make("megatron", target_loss=2.0).build_workload(ParallelConfig(max_gpus=64), 80 * GiB).plan
     free = MODELS.make("megatron", target_loss=2.0).build_workload(ParallelConfig(), 80 * GiB).plan
@@ -175,3 +175,21 @@ def test_memory_model_agrees_with_cuda_peak_memory():
             optimizer.zero_grad(set_to_none=False)
     measured = torch.cuda.max_memory_allocated(device) - base
     assert measured == pytest.approx(predicted, rel=0.25)
+
+
+@pytest.mark.parametrize("loss", [2.5, 2.0, 1.8, 1.7, 1.5, 1.3])
+def test_a_plan_keeps_the_configured_head_size_and_whole_heads_per_rank(loss):
+    """Finding 4: no plan may narrow the heads below `head_dim` or give a rank part of a head."""
+    plan = MODELS.make("megatron", target_loss=loss).build_workload(ParallelConfig(), 80 * GiB).plan
+    assert plan["d_model"] == 128 * plan["heads"] and plan["heads"] % plan["tp_degree"] == 0
+
+
+def test_a_plan_that_needs_more_tensor_ranks_than_heads_is_infeasible_not_ok():
+    """Finding 4: ``model.target_loss=1.0`` planned TP over 65,536 GPUs with heads of size 4, status ok."""
+    with pytest.raises(InfeasibleError, match="per GPU with any tensor-parallel degree up to max_gpus = 65536"):
+        MODELS.make("megatron", target_loss=1.0).build_workload(ParallelConfig(), 80 * GiB)
+    with pytest.raises(InfeasibleError, match="does not divide the layer: heads = 4"):
+        MODELS.make("megatron", **SMALL).build_workload(ParallelConfig(tensor=8, data=1), GiB)
+    # RAMP Table 9's convention (heads as narrow as d_model / MP) only when asked for.
+    table9 = MODELS.make("megatron", target_loss=1.0, widen_heads=True).build_workload(ParallelConfig(), 80 * GiB)
+    assert table9.plan["tp_degree"] == 65536 and table9.plan["d_model"] // table9.plan["heads"] == 4

@@ -46,6 +46,26 @@ def test_bad_inputs_are_config_errors():
         sl.min_steps(2.0, -1)
 
 
+def test_target_losses_outside_the_fitted_domain_are_config_errors():
+    """Finding 4: ``model.target_loss=100`` planned one GPU and 2.988 ms to accuracy."""
+    for loss in (1.0, 2.3, 6.93):
+        assert sl.TrainingBudget(loss, 1024).loss == loss
+    for loss in (100.0, 6.94, 0.999, 0.5):
+        with pytest.raises(ConfigError, match=r"target_loss = .*: must lie in the scaling laws' domain, 1\.0 to "
+                                              r"6\.93 nats \(Kaplan et al\. 2020 fitted models of 768 to 1\.5e9"):
+            sl.TrainingBudget(loss, 1024)
+    assert round(sl.loss_for_params(sl.SMALLEST_FITTED_PARAMS), 2) == sl.MAX_TARGET_LOSS
+    assert sl.loss_for_params(sl.LARGEST_FITTED_PARAMS) == pytest.approx(2.30, abs=0.005)
+
+
+def test_a_given_shape_outside_the_domain_needs_a_target_loss():
+    from ddlsim.registry import MODELS
+
+    with pytest.raises(ConfigError, match="model.layers = 1: this shape .* outside the scaling laws' domain"):
+        MODELS.build({"name": "megatron", "d_model": 4, "heads": 1, "layers": 1, "target_loss": 0})
+    assert MODELS.build({"name": "megatron", "d_model": 4, "heads": 1, "layers": 1, "target_loss": 3.0})
+
+
 def test_shape_from_params_follows_the_rule():
     stack = stack_for_params(1e9, 1024, aspect_ratio=64, head_dim=128)
     layer = stack.layer

@@ -6,6 +6,11 @@ replicates its norms and row-parallel biases on each tensor-parallel rank, so a 
 can exceed the per-GPU parameter limit at every degree up to max_gpus; the shape is then made
 wider and shallower (aspect ratio doubled, up to 2^12 times) until it partitions, as RAMP Table 9
 does for its largest models (d_model / layers = 2,913 at CE 1.0). The ratio used is reported.
+
+Heads are `head_dim` wide, and a tensor-parallel degree must divide them: a plan that needs more
+tensor-parallel ranks than heads is infeasible, never silently given narrower heads. RAMP Table 9
+does split the width into as many heads as MP ranks (head size 4 at CE 1.0); `widen_heads=true`
+asks for that convention explicitly.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
-from ddlsim.workload.scaling_laws import DEFAULT_LOSS_GAP, TrainingBudget, loss_for_params
+from ddlsim.workload.scaling_laws import (
+    DEFAULT_LOSS_GAP,
+    MAX_TARGET_LOSS,
+    MIN_TARGET_LOSS,
+    TrainingBudget,
+    loss_for_params,
+)
 from ddlsim.workload.transformer_layer import LayerShape
 
 MAX_ASPECT_DOUBLINGS = 12
@@ -35,6 +46,9 @@ class MegatronConfig:
     With a shape, `target_loss` sets the critical batch and the steps (0: the loss the shape
     converges to, Kaplan Eq. 1.1). `global_batch` 0 targets the critical batch B_crit(L).
     `loss_gap` is how close to the converged loss training goes (see scaling_laws.py).
+    `widen_heads` lets a shape sized from the loss split its width into as many heads as
+    tensor-parallel ranks when they outnumber the heads (RAMP Table 9); off, such a plan is
+    infeasible.
     """
 
     name: str = "megatron"
@@ -50,6 +64,7 @@ class MegatronConfig:
     head_dim: int = 128
     loss_gap: float = DEFAULT_LOSS_GAP
     precision: str = "fp16"
+    widen_heads: bool = False
 
 
 @MODELS.register("megatron", MegatronConfig)
@@ -65,6 +80,7 @@ class MegatronTransformer:
     aspect_ratio: float = 64.0
     head_dim: int = 128
     name: str = "megatron"
+    widen_heads: bool = False
 
     @classmethod
     def from_config(cls, config: MegatronConfig) -> MegatronTransformer:
@@ -86,8 +102,16 @@ class MegatronTransformer:
             layer = LayerShape(config.d_model, config.heads, config.seq_len, ffn_hidden=config.ffn_hidden,
                                causal=config.causal)
             stack = TransformerStack(layer, config.layers)
-            loss = config.target_loss if config.target_loss > 0 else loss_for_params(stack.kaplan_params())
-            budget = TrainingBudget(loss, config.seq_len, config.loss_gap)
+            if config.target_loss > 0:
+                budget = TrainingBudget(config.target_loss, config.seq_len, config.loss_gap)
+            else:
+                loss = loss_for_params(stack.kaplan_params())
+                if not MIN_TARGET_LOSS <= loss <= MAX_TARGET_LOSS:
+                    raise ConfigError("layers", config.layers,
+                                      f"this shape ({stack.kaplan_params():,} parameters) converges to {loss:.3g} "
+                                      f"nats, outside the scaling laws' domain ({MIN_TARGET_LOSS:.1f} to "
+                                      f"{MAX_TARGET_LOSS:.2f}); give a target_loss for its steps")
+                budget = TrainingBudget(loss, config.seq_len, config.loss_gap)
             return cls(budget, stack, False, config.global_batch, precision, name=config.name)
         if not config.target_loss > 0:
             raise ConfigError("target_loss", config.target_loss, "must be positive when no shape is given")
@@ -95,7 +119,7 @@ class MegatronTransformer:
         stack = stack_for_params(budget.params, config.seq_len, aspect_ratio=config.aspect_ratio,
                                  head_dim=config.head_dim, causal=config.causal)
         return cls(budget, stack, True, config.global_batch, precision, config.aspect_ratio, config.head_dim,
-                   config.name)
+                   config.name, config.widen_heads)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, "megatron", MEGATRON_OPTIONS, ("none", "full"))
@@ -118,7 +142,7 @@ class MegatronTransformer:
                aspect_ratio: float | None) -> Workload:
         workload = build_megatron_workload(self.name, TransformerModel(stack), self.budget, parallel, memory_bytes,
                                            global_batch=self.global_batch, precision=self.precision,
-                                           widen_heads=self.from_loss)
+                                           widen_heads=self.from_loss and self.widen_heads)
         workload.plan["shape_source"] = "target_loss" if self.from_loss else "given"
         workload.plan["aspect_ratio"] = aspect_ratio if aspect_ratio else stack.layer.d_model / stack.layers
         return workload

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -137,13 +138,37 @@ class TrainTask:
         algorithm, label = self.algorithm_for(components)
         if label is not None:
             labels["algorithm"] = label
+        # A model that knows its own iteration graph (model=program: a captured program) trains itself.
+        train = getattr(components.model, "train_on_fabric", None)
         try:
-            result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
-                                     components.fabric, algorithm, settings)
+            if train is not None:
+                result = train(components.parallel, components.device, components.compute, components.fabric,
+                               algorithm, settings)
+            else:
+                result = train_on_fabric(components.model, components.parallel, components.device,
+                                         components.compute, components.fabric, algorithm, settings)
         except InfeasibleError as error:
             if self.on_infeasible == "error":
                 raise
             row = {**labels, "overlap": settings.overlap.value, "status": f"infeasible: {error}"}
         else:
             row = {**labels, "status": "ok", **result.row()}
+            if settings.trace:
+                row["trace_file"] = str(write_run_trace(result, components, algorithm))
         return TaskResult(rows=[row], summary=summarize_row(row))
+
+
+def run_output_dir() -> Path:
+    """The Hydra job's output directory, or the current directory outside Hydra."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return Path(HydraConfig.get().runtime.output_dir) if HydraConfig.initialized() else Path.cwd()
+
+
+def write_run_trace(result: Any, components: Components, algorithm: Any) -> Path:
+    """``trace.json`` of one run (`training.trace=true`), in the run's output directory."""
+    from ddlsim.training.trace import result_graph, write_trace
+
+    graph, placement, details = result_graph(result, components.fabric, algorithm, components.device,
+                                             components.compute)
+    return write_trace(graph, placement, run_output_dir(), details)

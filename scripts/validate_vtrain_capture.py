@@ -38,7 +38,7 @@ COLUMNS = ["source_row", "params_billion", "gpus", "global_batch", "micro_batch"
 def capture_row(row, setup) -> dict:
     from ddlsim.capture import capture
     from ddlsim.capture.compare import analytic_calls, call_table, captured_calls
-    from ddlsim.capture.simulate import simulate_program
+    from ddlsim.capture.simulation import simulate_program
     from ddlsim.network.api import make_fabric
     from examples.megatron_gpt import make_build
 

@@ -24,8 +24,8 @@ from typing import Any
 _EXPORTS = {
     "capture": "ddlsim.capture.api",
     "CapturedProgram": "ddlsim.capture.program",
-    "simulate": "ddlsim.capture.simulate",
-    "ProgramResult": "ddlsim.capture.simulate",
+    "simulate": "ddlsim.capture.simulation",
+    "ProgramResult": "ddlsim.capture.simulation",
     "splits": "ddlsim.capture.moe",
     "CAPTURES": "ddlsim.capture.cache",
 }

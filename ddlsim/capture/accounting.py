@@ -5,7 +5,9 @@
 - Bytes: every tensor argument read once and every output written once, each counted by the
   memory it spans (an expanded tensor of stride 0 reads its storage once). An in-place op reads
   and writes its destination, except ops that only overwrite it (``fill_``, ``copy_``, random
-  draws such as ``bernoulli_``).
+  draws such as ``bernoulli_``). Gathers (``index``, ``embedding``, ...) read the rows they
+  select, not their whole source; in-place scatters (``index_put_``, ``index_add_``, ...) read
+  their indices and values and write as many bytes as the values.
 - Ops that launch no kernel (views, allocations, metadata queries, profiler markers) are not
   compute: `launches_kernel` is False for them and they are not recorded.
 - The GEMM shape (m, n, k, batch) of a matrix multiply lets the kernel roofline apply its tile
@@ -33,6 +35,11 @@ NO_KERNEL_NAMESPACES = frozenset({"prim", "profiler"})
 # In-place ops that overwrite their destination without reading it.
 OVERWRITE_OPS = frozenset({"bernoulli_", "fill_", "zero_", "uniform_", "normal_", "random_", "exponential_",
                            "geometric_", "log_normal_", "cauchy_", "copy_"})
+# Ops that read only the rows they select (their output), not the whole source tensor.
+GATHER_OPS = frozenset({"index", "index_select", "gather", "embedding", "take"})
+# In-place ops that write only the selected rows of their destination (reading the values).
+SCATTER_INPLACE_OPS = frozenset({"index_put_", "_index_put_impl_", "index_add_", "index_copy_", "scatter_",
+                                 "scatter_add_", "scatter_reduce_", "masked_scatter_"})
 MATMUL_OPS = frozenset({"mm", "addmm", "addmm_", "bmm", "baddbmm", "baddbmm_", "_addmm_activation"})
 # Ops whose FLOPs follow another op's formula: in-place GEMMs, and the CPU flavours of attention
 # (the capture runs on the CPU; the GPU would run the flash kernels).
@@ -59,13 +66,23 @@ def span_bytes(tensor: torch.Tensor) -> int:
     return min(span, tensor.numel()) * tensor.element_size()
 
 
+def _tensor_bytes(value: Any) -> int:
+    return sum(span_bytes(t) for t in tree_leaves(value) if isinstance(t, torch.Tensor))
+
+
 def traffic_bytes(func: Any, args: Any, kwargs: Any, out: Any) -> tuple[int, int]:
     """(bytes read, bytes written) of one op."""
-    if func._opname in OVERWRITE_OPS and args:
+    name = func._opname
+    if name in OVERWRITE_OPS and args:
         args = args[1:]
-    read = sum(span_bytes(t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor))
-    written = sum(span_bytes(t) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
-    return read, written
+    written = _tensor_bytes(out)
+    if name in GATHER_OPS and args:  # the selected rows (as many as the output) and the indices
+        selected = args[1:] if name != "embedding" else args[1:2]
+        return _tensor_bytes((selected, kwargs)) + written, written
+    if name in SCATTER_INPLACE_OPS and args:  # indices and values read, the values' worth written
+        values = _tensor_bytes((args[1:], kwargs))
+        return values, min(values, written)
+    return _tensor_bytes((args, kwargs)), written
 
 
 def op_flop(func: Any, args: Any, kwargs: Any, out: Any) -> float:

@@ -62,11 +62,13 @@ def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[i
 
 def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequence[int], mesh_dim_names: Sequence[str],
             *, name: str | None = None, ranks: Sequence[int] | None = None, pipeline_dim: str | None = "pp",
-            warmup: int = 1, expert_load: Sequence[float] | None = None) -> CapturedProgram:
+            warmup: int = 0, expert_load: Sequence[float] | None = None) -> CapturedProgram:
     """Run `build`'s training step on a fake process group and record it (module docstring).
 
-    `warmup` steps run before the recorded one, so that lazy initialisation (optimizer state,
-    FSDP's first all-gather setup, DDP's bucket rebuild) is not part of it. `expert_load`
+    `warmup` steps run unrecorded before the recorded one, for programs whose first step differs
+    from the next ones. Without them the first step is recorded, except the optimizers' lazy
+    state creation (never recorded); FSDP2, DTensor, DDP and pipelining programs record the same
+    ops in their first and later steps under a capture. `expert_load`
     weights the split sizes `ddlsim.capture.splits` hands to data-dependent MoE dispatch
     (uniform when None).
     """

@@ -2,7 +2,7 @@
 
 A sweep over fabrics (``ddlsim -m model=program model.entry=... fabric=ramp,superpod``) prices
 the same program many times; with the in-process launcher every job of one process reuses the
-first job's capture. The key is the frozen `ProgramModel` itself (entry, mesh, build options,
+first job's capture. The key is the `ProgramModel`'s definition (entry, mesh, build options,
 warm-up, or the saved file with its modification time), so changing any of them captures again.
 `CAPTURES.clear()` forgets everything.
 """

@@ -14,6 +14,9 @@ from torch._subclasses.fake_tensor import (
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 
 
+NO_FAKE_TEXTS = ("no fake impl", "there was no fake impl or Meta kernel")
+
+
 def _where(module: str) -> str:
     return f" in module {module}" if module else ""
 
@@ -28,7 +31,7 @@ def translate_op_error(error: BaseException, func: Any, module: str) -> DdlsimEr
             f"op {name}{_where(module)} has a data-dependent output (its shape or value depends on tensor "
             "contents, which a fake-tensor capture does not have); use static shapes (for MoE routing, "
             "capacity-based dispatch), or split sizes from ddlsim.capture.splits()")
-    if isinstance(error, UnsupportedOperatorException):
+    if isinstance(error, UnsupportedOperatorException) or any(text in str(error) for text in NO_FAKE_TEXTS):
         return InfeasibleError(
             f"op {name}{_where(module)} has no fake-tensor (meta) implementation; register one with "
             "torch.library.register_fake, or replace the op")

@@ -36,7 +36,7 @@ class ProgramConfig:
     options: dict[str, Any] = field(default_factory=dict)
     capture: str = ""
     save: str = ""
-    warmup: int = 1
+    warmup: int = 0
     pipeline_dim: str = "pp"
     expert_load: list[float] = field(default_factory=list)
 
@@ -69,7 +69,7 @@ class ProgramModel:
     options: tuple = ()
     capture_file: tuple[str, float] | None = None
     save: str = ""
-    warmup: int = 1
+    warmup: int = 0
     pipeline_dim: str = "pp"
     expert_load: tuple[float, ...] = ()
     name: str = "program"
@@ -99,9 +99,17 @@ class ProgramModel:
                    warmup=config.warmup, pipeline_dim=config.pipeline_dim,
                    expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name)
 
+    def definition(self) -> tuple:
+        """What identifies the capture (the cache key): everything but where to save it."""
+        return (self.entry, self.mesh_shape, self.mesh_dim_names, self.options, self.capture_file, self.warmup,
+                self.pipeline_dim, self.expert_load, self.name)
+
     def program(self) -> Any:
-        """The captured program (captured, or loaded, once per process)."""
-        return CAPTURES.get(self, self._capture)
+        """The captured program (captured, or loaded, once per process); saved if `save` is set."""
+        program = CAPTURES.get(self.definition(), self._capture)
+        if self.save:
+            program.save(self.save)
+        return program
 
     def _capture(self) -> Any:
         from ddlsim.capture.api import capture, resolve_entry
@@ -116,25 +124,24 @@ class ProgramModel:
         except ConfigError as error:
             raise error.under("model") from None
         options = _thaw(self.options) or {}
+        module, _, function = self.entry.partition(":")
         program = capture(partial(build, **options) if options else build, self.mesh_shape, self.mesh_dim_names,
-                          name=self.entry.rpartition(":")[2], warmup=self.warmup,
+                          name=module.rpartition(".")[2] if function == "build" else function, warmup=self.warmup,
                           pipeline_dim=self.pipeline_dim or None,
                           expert_load=self.expert_load or None)
-        if self.save:
-            program.save(self.save)
         return program
 
     def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,
                         settings: Any) -> Any:
         """Price the captured step on `fabric` (the train task's hook for models with their own graph)."""
-        from ddlsim.capture.simulate import simulate_program
+        from ddlsim.capture.simulation import simulate_program
 
         _check_parallel(parallel)
         return simulate_program(self.program(), fabric, algorithm, device, compute, settings)
 
     def build_workload(self, parallel: Any, memory_bytes: int) -> Any:
         """The capture's workload record (its graph comes from the program: see `train_on_fabric`)."""
-        from ddlsim.capture.simulate import program_workload
+        from ddlsim.capture.simulation import program_workload
 
         _check_parallel(parallel)
         return program_workload(self.program())

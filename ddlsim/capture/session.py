@@ -77,6 +77,26 @@ def fake_process_group(world_size: int, rank: int) -> Iterator[None]:
             dist.destroy_process_group()
 
 
+def _optimizer_classes() -> list[type]:
+    found, pending = [], [torch.optim.Optimizer]
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if "_init_group" in cls.__dict__:
+            found.append(cls)
+    return found
+
+
+@contextlib.contextmanager
+def optimizer_state_unrecorded(recorder: Recorder) -> Iterator[None]:
+    """Optimizers create their state lazily, in the first step's ``_init_group``: that is
+    initialisation, not a training step, so it is not recorded (with or without a warm-up)."""
+    with contextlib.ExitStack() as stack:
+        for cls in _optimizer_classes():
+            stack.enter_context(recorder.suspended_in(cls, "_init_group"))
+        yield
+
+
 def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> list[OpRecord]:
     """The records of one step of `build`'s program as `rank` (see the module docstring)."""
     with fake_process_group(layout.world_size, rank):
@@ -86,17 +106,19 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> li
         recorder = Recorder(timeline, layout.world_size, attribution, fake_mode)
         try:
             with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE), \
-                    stage_votes_locally(), ddp_on_fake_process_group(), cuda_code_paths(), fake_mode, recorder:
+                    optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
+                    cuda_code_paths(), fake_mode, recorder:
                 step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "
                                                                     "training iteration")
-                for _ in range(warmup):
-                    step()
-                timeline.reset()
-                recorder.records.clear()
-                recorder.recording = True
                 with attribution.tracking():
+                    for _ in range(warmup):
+                        step()
+                    timeline.reset()
+                    recorder.records.clear()
+                    attribution.region = "forward"
+                    recorder.recording = True
                     step()
                 recorder.recording = False
         except DdlsimError:

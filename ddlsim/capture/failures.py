@@ -42,6 +42,10 @@ def build_error(error: BaseException) -> DdlsimError:
     """A one-line error for an exception the user's build or step function raised."""
     if isinstance(error, DdlsimError):
         return error
+    if "Couldn't swap" in str(error):
+        return ConfigError("build", "module.to()", "converting the parameters of a module built under fake tensors "
+                           "is not supported by torch; create them in the dtype you want (dtype= arguments, or "
+                           "torch.set_default_dtype around the constructor)")
     frames = traceback.extract_tb(error.__traceback__)
     user = [frame for frame in frames if "site-packages" not in frame.filename and "/ddlsim/" not in frame.filename]
     where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""

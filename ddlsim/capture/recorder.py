@@ -27,6 +27,7 @@ from ddlsim.capture.attribution import Attribution
 from ddlsim.capture.failures import translate_op_error
 from ddlsim.capture.groups import group_shape
 from ddlsim.capture.records import COLLECTIVE, COMPUTE, OpRecord
+from ddlsim.capture.replay import encode_arguments
 from ddlsim.capture.streams import Timeline, current_stream_name
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
@@ -54,6 +55,7 @@ class Recorder(TorchDispatchMode):
     def __init__(self, timeline: Timeline, world_size: int, attribution: Attribution, fake_mode: Any) -> None:
         super().__init__()
         self.fake_mode = fake_mode
+        self.keep_arguments = True  # for replaying the ops on a device (replay.py)
         self.timeline = timeline
         self.world_size = world_size
         self.attribution = attribution
@@ -130,7 +132,9 @@ class Recorder(TorchDispatchMode):
             deps=self.timeline.place(stream, index), module=self.attribution.module(),
             phase=self.attribution.phase(), dtype=accounting.first_dtype(args, out),
             flop=accounting.op_flop(func, args, kwargs, out), read_bytes=read, write_bytes=written,
-            gemm_m=m, gemm_n=n, gemm_k=k, gemm_batch=batch))
+            gemm_m=m, gemm_n=n, gemm_k=k, gemm_batch=batch,
+            torch_op=f"{func.namespace}.{func._opname}.{func._overloadname}",
+            args=encode_arguments(args, kwargs) if self.keep_arguments else ""))
 
     def _data_flow(self, func: Any, tensors: list[torch.Tensor], stream: str) -> str:
         """Wait for in-flight collectives whose buffers this op reads.

@@ -43,11 +43,12 @@ class OpRecord:
     receives: bool = False
     imbalance: float = 1.0
     group_label: str = ""
+    args: str = ""
 
 
 RECORD_COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(OpRecord))
 COMPUTE_COLUMNS = ("index", "op", "stream", "module", "phase", "dtype", "flop", "read_bytes", "write_bytes",
-                   "gemm_m", "gemm_n", "gemm_k", "gemm_batch")
+                   "gemm_m", "gemm_n", "gemm_k", "gemm_batch", "torch_op")
 COLLECTIVE_COLUMNS = ("index", "op", "size_bytes", "group_size", "group_stride", "group_num_ranks", "group_regular",
                       "group_label", "phase", "module", "dtype", "torch_op", "stream", "root", "peer", "receives",
                       "imbalance")

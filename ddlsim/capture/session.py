@@ -26,6 +26,7 @@ from torch.distributed.tensor._sharding_prop import ShardingPropagator
 from ddlsim.capture.attribution import Attribution
 from ddlsim.capture.ddp import ddp_on_fake_process_group
 from ddlsim.capture.failures import build_error
+from ddlsim.capture.fsdp import lazy_fsdp_chunks
 from ddlsim.capture.gpu_paths import cuda_code_paths
 from ddlsim.capture.pipelining import stage_votes_locally
 from ddlsim.capture.recorder import Recorder
@@ -107,7 +108,7 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> li
         try:
             with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE), \
                     optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
-                    cuda_code_paths(), fake_mode, recorder:
+                    lazy_fsdp_chunks(), cuda_code_paths(), fake_mode, recorder:
                 step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "

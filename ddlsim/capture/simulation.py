@@ -7,7 +7,8 @@ step priced on a fabric, as the standard training result.
     result.row()        # the same row `task=train` writes
 
 `fabric`, `device`, `collective` and `compute` take names (as on the command line: a registered
-name or a YAML variant in ``configs/``), config mappings, or built objects.
+name or a YAML variant in ``configs/``), config mappings, or built objects. ``compute="measured"``
+replays the captured ops on the local GPU under `torch.profiler` (`replay.py`).
 """
 
 from __future__ import annotations
@@ -148,7 +149,12 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     """Built objects in, `ProgramResult` out (the library call behind `simulate` and `model=program`)."""
     check_fits(program, fabric)
     collective_pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), lambda task: None)
-    graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model))
+    measured = None
+    if getattr(compute_model, "source", "") == "measured":  # compute=measured: replay the ops on this GPU
+        from ddlsim.capture.replay import measure_ops
+
+        measured = {key: time_s for rank in program.ranks for key, time_s in measure_ops(program, rank=rank).items()}
+    graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model, measured))
     placement = place(graph)
     summary = summarize(graph, placement)
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)

@@ -45,8 +45,8 @@ def decoder(family: str, dtype: torch.dtype = torch.bfloat16, **overrides):
 
 
 def decoder_layers(model) -> list:
-    body = getattr(model, "model", None) or getattr(model, "transformer")
-    return list(getattr(body, "layers", None) or getattr(body, "h"))
+    body = getattr(model, "model", None) or model.transformer
+    return list(getattr(body, "layers", None) or body.h)
 
 
 def build(mesh, *, family: str = "llama", batch: int = 2, seq_len: int = 64, dtype: torch.dtype = torch.bfloat16,

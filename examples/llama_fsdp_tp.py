@@ -70,8 +70,10 @@ def tensor_parallel(model, tp_mesh, sequence_parallel: bool = True) -> None:
                                             desired_input_kwarg_layouts={"hidden_states": Replicate()},
                                             use_local_output=True),
             "self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwiseParallel(),
-            "self_attn.v_proj": ColwiseParallel(), "self_attn.o_proj": RowwiseParallel(output_layouts=seq, use_local_output=False),
-            "mlp": PrepareModuleInput(input_layouts=(seq,), desired_input_layouts=(Replicate(),), use_local_output=True),
+            "self_attn.v_proj": ColwiseParallel(),
+            "self_attn.o_proj": RowwiseParallel(output_layouts=seq, use_local_output=False),
+            "mlp": PrepareModuleInput(input_layouts=(seq,), desired_input_layouts=(Replicate(),),
+                                      use_local_output=True),
             "mlp.gate_proj": ColwiseParallel(), "mlp.up_proj": ColwiseParallel(),
             "mlp.down_proj": RowwiseParallel(output_layouts=seq, use_local_output=False),
         }

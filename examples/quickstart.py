@@ -28,5 +28,5 @@ if __name__ == "__main__":
     print(program.collective_summary().to_string(index=False))
     for fabric in ("superpod", "ramp"):
         result = ddlsim.simulate(program, fabric=fabric, device="h100_sxm")
-        print(f"{fabric}: iteration {1e3 * result.iteration_time_s:.1f} ms = compute {1e3 * result.compute_time_s:.1f} ms"
-              f" + exposed communication {1e3 * result.exposed_comm_time_s:.1f} ms")
+        print(f"{fabric}: iteration {1e3 * result.iteration_time_s:.1f} ms = compute "
+              f"{1e3 * result.compute_time_s:.1f} ms + exposed communication {1e3 * result.exposed_comm_time_s:.1f} ms")

@@ -13,7 +13,6 @@ from torch._subclasses.fake_tensor import (
 
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 
-
 NO_FAKE_TEXTS = ("no fake impl", "there was no fake impl or Meta kernel")
 
 

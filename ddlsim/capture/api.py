@@ -15,6 +15,8 @@ program, so one rank per stage is the whole iteration.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,7 +30,10 @@ from ddlsim.errors import ConfigError
 
 
 def resolve_entry(entry: str) -> Callable[..., Any]:
-    """``pkg.module:function`` -> the function (the CLI's ``model.entry``)."""
+    """``pkg.module:function`` -> the function (the CLI's ``model.entry``); the current directory is
+    importable, as it is for ``python -m``."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     module_name, _, attribute = entry.partition(":")
     if not module_name or not attribute:
         raise ConfigError("entry", entry, "must be 'package.module:function', e.g. examples.ddp_cnn:build")

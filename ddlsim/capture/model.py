@@ -5,17 +5,17 @@
 
 Either ``entry`` (``package.module:function``, called as ``build(mesh, **options)``; the
 current directory is importable) with ``mesh_shape`` and ``mesh_dim_names``, or ``capture``, a
-file written by `CapturedProgram.save`. Building the model only checks the settings; the capture
-runs when the first run needs it and is reused by every later run of the process
-(`cache.CAPTURES`). The program decides its own parallelism, so the ``parallel`` group must
-stay at its defaults. This module does not import torch; the capture room is imported when a
-capture runs.
+file written by `CapturedProgram.save`, which is used instead of the entry when given. The
+defaults capture ``examples/ddp_cnn.py`` on 8 ranks (run from the repository root). Building
+the model only checks the settings; the capture runs when the first run needs it and is reused
+by every later run of the process (`cache.CAPTURES`). The program decides its own parallelism,
+so the ``parallel`` group must stay at its defaults. This module does not import torch; the
+capture room is imported when a capture runs.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any
@@ -30,9 +30,9 @@ class ProgramConfig:
     """A captured PyTorch program: `entry` and the mesh, or a saved `capture` file."""
 
     name: str = "program"
-    entry: str = ""
-    mesh_shape: list[int] = field(default_factory=list)
-    mesh_dim_names: list[str] = field(default_factory=list)
+    entry: str = "examples.ddp_cnn:build"
+    mesh_shape: list[int] = field(default_factory=lambda: [8])
+    mesh_dim_names: list[str] = field(default_factory=lambda: ["dp"])
     options: dict[str, Any] = field(default_factory=dict)
     capture: str = ""
     save: str = ""
@@ -76,12 +76,12 @@ class ProgramModel:
 
     @classmethod
     def from_config(cls, config: ProgramConfig) -> ProgramModel:
-        if bool(config.entry) == bool(config.capture):
-            raise ConfigError("entry", config.entry or None, "give either model.entry (package.module:function) "
-                                                            "or model.capture (a saved capture file), not both")
+        if not config.entry and not config.capture:
+            raise ConfigError("entry", None, "give model.entry (package.module:function) or model.capture (a saved "
+                                             "capture file)")
         if config.capture and not os.path.isfile(config.capture):
             raise ConfigError("capture", config.capture, "no such file; write one with CapturedProgram.save(path)")
-        if config.entry:
+        if not config.capture:
             if ":" not in config.entry:
                 raise ConfigError("entry", config.entry, "must be 'package.module:function'")
             if not config.mesh_shape or any(int(size) < 1 for size in config.mesh_shape):
@@ -92,10 +92,11 @@ class ProgramModel:
                                   f"must name each of the {len(config.mesh_shape)} mesh dimensions, e.g. [dp, tp]")
         if config.warmup < 0:
             raise ConfigError("warmup", config.warmup, "must be >= 0")
+        if config.capture:
+            return cls(capture_file=file_key(config.capture), save=config.save, name=config.name)
         return cls(entry=config.entry, mesh_shape=tuple(int(size) for size in config.mesh_shape),
                    mesh_dim_names=tuple(str(name) for name in config.mesh_dim_names),
-                   options=_freeze(dict(config.options)),
-                   capture_file=file_key(config.capture) if config.capture else None, save=config.save,
+                   options=_freeze(dict(config.options)), save=config.save,
                    warmup=config.warmup, pipeline_dim=config.pipeline_dim,
                    expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name)
 
@@ -117,8 +118,6 @@ class ProgramModel:
 
         if self.capture_file is not None:
             return CapturedProgram.load(self.capture_file[0])
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
         try:
             build = resolve_entry(self.entry)
         except ConfigError as error:

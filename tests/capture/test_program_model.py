@@ -41,7 +41,9 @@ def test_the_parallel_group_must_stay_at_its_defaults():
 
 def test_settings_are_checked_before_any_capture():
     with pytest.raises(ConfigError, match="model.entry"):
-        ddlsim.run(["model=program", "fabric=superpod"])
+        ddlsim.run(["model=program", "model.entry=", "fabric=superpod"])
+    with pytest.raises(ConfigError, match="model.capture"):
+        ddlsim.run(["model=program", "model.capture=no_such_file.parquet", "fabric=superpod"])
     with pytest.raises(ConfigError, match="mesh_dim_names"):
         ddlsim.run(["model=program", "model.entry=examples.ddp_cnn:build", "model.mesh_shape=[8,2]",
                     "model.mesh_dim_names=[dp]"])

@@ -24,6 +24,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddlsim.capture.groups import pricing_layout
 from ddlsim.capture.pricing import OpKey, SegmentPricer
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
@@ -37,7 +38,6 @@ from ddlsim.types import (
     ComputeEstimate,
     ComputeSource,
     ComputeTask,
-    GroupLayout,
     Phase,
     ShardSignature,
 )
@@ -135,12 +135,9 @@ class GraphBuilder:
         if op is CollectiveOp.ALL_TO_ALL and row.imbalance > 1:
             size = int(round(size * row.imbalance))
         if op is CollectiveOp.SEND_RECV:
-            stride = abs(int(row.peer) - int(row.rank)) or 1
-            span = 2 * stride
-            layout = GroupLayout(2, stride, self.program.num_ranks - self.program.num_ranks % span
-                                 if span <= self.program.num_ranks else span)
+            layout = pricing_layout(2, abs(int(row.peer) - int(row.rank)) or 1, self.program.num_ranks)
         else:
-            layout = GroupLayout(int(row.group_size), int(row.group_stride), int(row.group_num_ranks))
+            layout = pricing_layout(int(row.group_size), int(row.group_stride), int(row.group_num_ranks))
         root = int(row.root) if op.is_rooted and op is not CollectiveOp.SEND_RECV else 0
         name = f"{row.group_label}_{op.value}_{row.phase}" if row.group_label else f"{op.value}_{row.phase}"
         return CollectiveCall(op, size, layout, Phase(row.phase), name, root=min(root, layout.size - 1))

@@ -179,9 +179,11 @@ class Recorder(TorchDispatchMode):
 
     def _record_collective(self, spec: collective_ops.CollectiveSpec, func: Any, out: Any) -> None:
         ranks, label = self._group(spec.group)
-        shape = group_shape(ranks, self.world_size)
         issue_stream = current_stream_name()
         peer = ranks[spec.peer] if spec.peer is not None and 0 <= spec.peer < len(ranks) else -1
+        if spec.peer is not None and peer >= 0:  # a send or receive: the pair of ranks, not the whole group
+            ranks = (dist.get_rank(), peer)
+        shape = group_shape(ranks, self.world_size)
         comm_stream = f"p2p:{label}:{peer}" if spec.peer is not None else f"comm:{label}"
         index = len(self.records)
         deps = self.timeline.prune(set(self.timeline.place(comm_stream, index)) | self.timeline.frontier(issue_stream))

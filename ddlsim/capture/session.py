@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -70,12 +71,14 @@ def fake_process_group(world_size: int, rank: int) -> Iterator[None]:
     if dist.is_initialized():
         raise ConfigError("capture", "process group", "a process group is already initialised; ddlsim.capture "
                                                       "runs its own fake one, so call it outside any other")
+    hook = sys.excepthook  # torch prefixes tracebacks with the rank; do not keep that after the capture
     dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world_size)
     try:
         yield
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
+        sys.excepthook = hook
 
 
 def _optimizer_classes() -> list[type]:

@@ -84,6 +84,8 @@ def build(mesh, *, d_model: int = 1024, heads: int = 16, layers: int = 4, seq_le
         p.grad = buffer[offset: offset + p.numel()].view_as(p)
         offset += p.numel()
     tied_group = _tied_embedding_group(mesh, pp) if pp > 1 else None
+    if not (first or last):
+        tied_group = None  # middle stages hold no copy of the word embedding
     sync_group = mesh["pp"].get_group() if pp > 1 else tp_group
     optimizer = MegatronAdam(params, sync_group)
     optimizer.step()  # creates Adam's state now, as Megatron does at setup, not in the first step

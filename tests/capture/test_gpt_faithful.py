@@ -53,6 +53,12 @@ def test_small_gpt_matches_the_analytic_model(setup, pp):
     assert abs(difference) <= 0.03
 
 
+def test_four_stages_issue_the_analytic_calls(setup):
+    """Middle stages hold no embedding; the tied embedding's all-reduce joins the first and last
+    stage only; every stage boundary sends 1/t of the activation and all-gathers it."""
+    _compare(_row(256, 8, 8, 128, 2, 16, tp=2, dp=2, pp=4), setup)
+
+
 @pytest.mark.slow
 def test_measured_vtrain_row_matches_the_analytic_model(setup):
     """Multi-node row 4 of ground_truth_multi.csv: GPT 3.6 B, TP 2 x DP 32, micro-batch 16, 64 A100s."""

@@ -9,3 +9,13 @@ __all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "build_components", 
            "ParallelConfig", "architecture_params", "build_equivalent_shard", "gradient_bytes",
            "CollectiveEstimator", "ReductionModel", "estimate_collective", "make_fabric"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """`capture`, `simulate` and `CapturedProgram` are imported on first use (they need torch)."""
+    if name in ("capture", "simulate", "CapturedProgram"):
+        from importlib import import_module
+
+        room = import_module("ddlsim.capture")
+        return room if name == "capture" else getattr(room, name)
+    raise AttributeError(f"module 'ddlsim' has no attribute {name!r}")

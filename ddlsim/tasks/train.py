@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -140,7 +141,24 @@ class TrainTask:
         algorithm, label = self.algorithm_for(components)
         if label is not None:
             labels["algorithm"] = label
-        result = train_on_fabric(components.model, components.parallel, components.device, components.compute,
-                                 components.fabric, algorithm, settings)
+        # A model that knows its own iteration graph (model=program: a captured program) trains itself.
+        train = getattr(components.model, "train_on_fabric", None)
+        if train is not None:
+            result = train(components.parallel, components.device, components.compute, components.fabric,
+                           algorithm, settings)
+        else:
+            result = train_on_fabric(components.model, components.parallel, components.device,
+                                     components.compute, components.fabric, algorithm, settings)
         row = {**labels, "status": "ok", **result.row()}
+        if settings.trace:
+            row["trace_file"] = str(write_run_trace(result, components, algorithm))
         return TaskResult(rows=[row], summary=summarize_row(row))
+
+
+def write_run_trace(result: Any, components: Components, algorithm: Any) -> Path:
+    """``trace.json`` of one run (`training.trace=true`), in the run's output directory."""
+    from ddlsim.training.trace import result_graph, write_trace
+
+    graph, placement, details = result_graph(result, components.fabric, algorithm, components.device,
+                                             components.compute)
+    return write_trace(graph, placement, components.output_dir or Path.cwd(), details)

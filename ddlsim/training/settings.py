@@ -39,6 +39,7 @@ class TrainingConfig:
     overlap: str = "none"
     bucket_size: str = "25MiB"
     schedule: str = "auto"
+    trace: bool = False  # write the iteration timeline as trace.json into the run's output directory
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,14 @@ class TrainingSettings:
 
     `schedule` names the iteration schedule (``sequential`` for one pipeline stage; pipelined
     schedules register themselves in `ddlsim.training.schedules`); ``auto`` picks
-    ``sequential`` unless the workload plan asks for pipeline stages.
+    ``sequential`` unless the workload plan asks for pipeline stages. `trace`: the train task
+    writes the iteration timeline as ``trace.json`` (`ddlsim.training.trace`).
     """
 
     overlap: Overlap = Overlap.NONE
     bucket_size_bytes: int = 25 * units.MEBI
     schedule: str = "auto"
+    trace: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -69,7 +72,7 @@ class TrainingSettings:
     def from_config(cls, config: TrainingConfig) -> TrainingSettings:
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
-                   schedule=config.schedule)
+                   schedule=config.schedule, trace=bool(config.trace))
 
 
 def training_settings(node: Any) -> TrainingSettings:

@@ -1,0 +1,105 @@
+"""`ddlsim.capture(build, mesh_shape, mesh_dim_names, **options) -> CapturedProgram`.
+
+``build(mesh)`` is the user's function: it builds the model, applies its parallelism with
+standard PyTorch APIs (``fully_shard``, ``parallelize_module``, DDP, ``torch.distributed.pipelining``)
+on the `DeviceMesh` it is given, and returns ``step()``, one training iteration (forward,
+backward, optimizer). ddlsim runs it on a fake process group of ``prod(mesh_shape)`` ranks with
+fake tensors and records every op (`session.py`).
+
+Which ranks are captured: ``ranks`` if given; otherwise, when ``pipeline_dim`` names a mesh
+dimension, one rank per pipeline stage (coordinate 0 in every other dimension), else rank 0.
+Ranks that differ only in their data-parallel or tensor-parallel coordinate run the same
+program, so one rank per stage is the whole iteration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ddlsim.capture.moe import expert_load_context
+from ddlsim.capture.program import CapturedProgram, records_frame
+from ddlsim.capture.session import MeshLayout, run_rank
+from ddlsim.errors import ConfigError
+
+
+def resolve_entry(entry: str) -> Callable[..., Any]:
+    """``pkg.module:function`` -> the function (the CLI's ``model.entry``); the current directory is
+    importable, as it is for ``python -m``."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module_name, _, attribute = entry.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError("entry", entry, "must be 'package.module:function', e.g. examples.ddp_cnn:build")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise ConfigError("entry", entry, f"{module_name} has no function {attribute!r}")
+    return function
+
+
+def describe_function(function: Any) -> str:
+    """``module:qualname`` of a function (of the wrapped one for a `functools.partial`)."""
+    inner = getattr(function, "func", function)
+    return f"{getattr(inner, '__module__', '?')}:{getattr(inner, '__qualname__', type(inner).__name__)}"
+
+
+def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(ranks to capture, their pipeline stage): one rank per stage, or rank 0."""
+    if not pipeline_dim or pipeline_dim not in layout.dim_names:
+        return (0,), (0,)
+    dim = layout.dim_names.index(pipeline_dim)
+    inner = 1
+    for size in layout.shape[dim + 1:]:
+        inner *= size
+    stages = tuple(range(layout.shape[dim]))
+    return tuple(stage * inner for stage in stages), stages
+
+
+def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequence[int], mesh_dim_names: Sequence[str],
+            *, name: str | None = None, ranks: Sequence[int] | None = None, pipeline_dim: str | None = "pp",
+            warmup: int = 0, expert_load: Sequence[float] | None = None) -> CapturedProgram:
+    """Run `build`'s training step on a fake process group and record it (module docstring).
+
+    `warmup` steps run unrecorded before the recorded one, for programs whose first step differs
+    from the next ones. Without them the first step is recorded, except the optimizers' lazy
+    state creation (never recorded); FSDP2, DTensor, DDP and pipelining programs record the same
+    ops in their first and later steps under a capture. `expert_load`
+    weights the split sizes `ddlsim.capture.splits` hands to data-dependent MoE dispatch
+    (uniform when None).
+    """
+    entry = build if isinstance(build, str) else describe_function(build)
+    function = resolve_entry(build) if isinstance(build, str) else build
+    if not callable(function):
+        raise ConfigError("build", type(build).__name__, "must be a function build(mesh) -> step")
+    layout = MeshLayout(tuple(int(size) for size in mesh_shape), tuple(str(dim) for dim in mesh_dim_names))
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ConfigError("warmup", warmup, "must be an integer >= 0")
+    if ranks is None:
+        chosen, stages = default_ranks(layout, pipeline_dim)
+    else:
+        chosen = tuple(int(rank) for rank in ranks)
+        bad = [rank for rank in chosen if not 0 <= rank < layout.world_size]
+        if bad or not chosen:
+            raise ConfigError("ranks", list(chosen), f"must be ranks in [0, {layout.world_size})")
+        stages = tuple(range(len(chosen)))
+    start = time.perf_counter()
+    frames = []
+    with expert_load_context(expert_load):
+        for rank in chosen:
+            frames.append(records_frame(rank, run_rank(function, layout, rank, warmup)))
+    options = {"entry": entry, "warmup": warmup, "pipeline_dim": pipeline_dim,
+               "expert_load": list(expert_load) if expert_load is not None else None}
+    return CapturedProgram(name=name or entry.rpartition(":")[2], mesh_shape=layout.shape,
+                           mesh_dim_names=layout.dim_names, ranks=chosen, stages=stages,
+                           events=pd.concat(frames, ignore_index=True), options=options,
+                           capture_time_s=time.perf_counter() - start)

@@ -1,0 +1,51 @@
+"""Collective calls of an analytic workload and of a capture, side by side.
+
+Both sides are counted for one rank of one pipeline stage over one iteration, by
+(op, size_bytes, group_size, phase): the analytic workload's blocks of that stage, per
+micro-batch blocks times the micro-batches, repeats and counts; the capture's calls of the
+captured rank of that stage (receives are the peer's sends, so they are not counted). The
+analytic-models work (issue 16) uses `call_table` to check each parallelism against a capture.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from ddlsim.capture.program import CapturedProgram
+from ddlsim.capture.records import COLLECTIVE
+from ddlsim.types import CollectiveCall, Workload
+
+CallKey = tuple[str, int, int, str]
+
+
+def analytic_calls(workload: Workload, stage: int = 0) -> Counter[CallKey]:
+    micro = int(workload.plan.get("micro_batches", 1))  # type: ignore[call-overload]
+    calls: Counter[CallKey] = Counter()
+    for block in workload.blocks:
+        if not block.runs_on(stage):
+            continue
+        times = block.repeat * (micro if block.per_micro_batch else 1)
+        for task in block.tasks:
+            if isinstance(task, CollectiveCall) and task.group.size > 1:
+                calls[(task.op.value, task.size_bytes, task.group.size, task.phase.value)] += task.count * times
+    return calls
+
+
+def captured_calls(program: CapturedProgram, rank: int | None = None) -> Counter[CallKey]:
+    events = program.events
+    rank = program.ranks[0] if rank is None else rank
+    rows = events[(events.kind == COLLECTIVE) & (events["rank"] == rank) & ~events.receives.astype(bool)
+                  & (events.group_size > 1)]
+    return Counter((row.op, int(row.size_bytes), int(row.group_size), row.phase)
+                   for row in rows.itertuples(index=False))
+
+
+def call_table(analytic: Counter[CallKey], captured: Counter[CallKey]) -> pd.DataFrame:
+    """One row per (op, size_bytes, group_size, phase): analytic and captured counts, and whether they match."""
+    keys = sorted(set(analytic) | set(captured))
+    table = pd.DataFrame([(*key, analytic.get(key, 0), captured.get(key, 0)) for key in keys],
+                         columns=["op", "size_bytes", "group_size", "phase", "analytic_calls", "captured_calls"])
+    table["match"] = table.analytic_calls == table.captured_calls
+    return table

@@ -1,0 +1,94 @@
+"""Compute prices for captured ops: `ddlsim.compute`'s models applied op by op.
+
+A *segment* is a run of compute ops on one stream between synchronisation points (a collective
+that needs its result, an event another stream waits on); it becomes one compute task of the
+iteration graph. Its time, by the compute model it is given:
+
+- kernel roofline (``compute.kernels.enabled``, e.g. ``compute=a100_megatron``): every op is a
+  kernel, a GEMM with its (m, n, k, batch) tile quantisation or memory-bound work of its bytes,
+  with one host launch each; the segment takes max(sum of device times, sum of host times), as
+  `ddlsim.compute.kernel_roofline` prices a task. The host also issues the collectives: each
+  costs one launch, charged to the next segment of its rank's compute stream (as the kernel
+  lists of `model=gpt` count a layer's collective calls);
+- roofline: every op priced alone by `Roofline.time_s` (matrix multiplies, attention and
+  convolutions with the ``gemm`` efficiencies, other ops with ``elementwise``), summed;
+- measured: op times measured by replaying the rank's ops on a device (`replay.py`), summed;
+  ops without a measurement fall back to the roofline and the source says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ddlsim.compute.kernel_roofline import KernelRoofline, kernel_time_s
+from ddlsim.types import ComputeEstimate, ComputeSource, Precision
+from ddlsim.workload.gpt_kernels import Kernel
+
+PRECISIONS = {"float16": Precision.FP16, "bfloat16": Precision.BF16, "float32": Precision.FP32,
+              "float64": Precision.FP32, "float8_e4m3fn": Precision.FP8, "float8_e5m2": Precision.FP8}
+
+# (op, flop, read_bytes, write_bytes, gemm_m, gemm_n, gemm_k, gemm_batch, dtype): what prices an op
+OpKey = tuple[str, float, int, int, int, int, int, int, str]
+
+
+def precision_of(dtype: str) -> Precision:
+    return PRECISIONS.get(dtype, Precision.FP32)
+
+
+class SegmentPricer:
+    """Prices segments of captured ops with a `ddlsim.compute.ComputeModel` (module docstring)."""
+
+    def __init__(self, compute_model: Any, measured_s: Mapping[OpKey, float] | None = None) -> None:
+        self.model = compute_model
+        self.roofline = compute_model.roofline
+        self.device_name = compute_model.device_name
+        self.measured_s = dict(measured_s or {})
+        self._ops: dict[OpKey, tuple[float, float]] = {}
+        self._segments: dict[tuple[OpKey, ...], ComputeEstimate] = {}
+
+    @property
+    def kernel_level(self) -> bool:
+        return isinstance(self.roofline, KernelRoofline)
+
+    def _op_s(self, key: OpKey) -> tuple[float, float]:
+        """(device seconds, host seconds) of one op."""
+        cached = self._ops.get(key)
+        if cached is not None:
+            return cached
+        name, flop, read, written, m, n, k, batch, dtype = key
+        precision = precision_of(dtype)
+        if self.kernel_level:
+            efficiency = self.roofline.kernel
+            kernel = Kernel(name, flop=flop, bytes=float(read + written), m=m, n=n if m else 0, k=k if m else 0,
+                            batch=max(batch, 1))
+            device = kernel_time_s(kernel, self.roofline.device.peak(precision),
+                                   self.roofline.device.memory_bandwidth_bytes_per_s, efficiency)
+            result = (device, efficiency.host_s_per_launch)
+        else:
+            work = "gemm" if flop > 0 else "elementwise"
+            result = (self.roofline.time_s(flop, read + written, precision, work), 0.0)
+        self._ops[key] = result
+        return result
+
+    def host_launch_s(self) -> float:
+        return self.roofline.kernel.host_s_per_launch if self.kernel_level else 0.0
+
+    def price(self, keys: Sequence[OpKey], extra_launches: int = 0) -> ComputeEstimate:
+        """The time of one segment of ops (plus `extra_launches` host-only launches)."""
+        segment = (*keys, extra_launches)
+        cached = self._segments.get(segment)
+        if cached is not None:
+            return cached
+        if self.measured_s and all(key in self.measured_s for key in keys):
+            estimate = ComputeEstimate(sum(self.measured_s[key] for key in keys), ComputeSource.MEASURED,
+                                       self.device_name)
+        else:
+            device, host = 0.0, extra_launches * self.host_launch_s()
+            for key in keys:
+                op_device, op_host = self._op_s(key)
+                device += op_device
+                host += op_host
+            estimate = ComputeEstimate(max(device, host), ComputeSource.ROOFLINE, self.device_name)
+        self._segments[segment] = estimate
+        return estimate

@@ -1,0 +1,172 @@
+"""`ddlsim.simulate(program, fabric=..., device=..., collective=..., compute=...)`: one captured
+step priced on a fabric, as the standard training result.
+
+    program = ddlsim.capture(build, (8, 8), ("dp", "tp"))
+    result = ddlsim.simulate(program, fabric="superpod", device="h100_sxm", collective="best")
+    result.iteration_time_s, result.compute_time_s, result.comm_time_s, result.exposed_comm_time_s
+    result.row()        # the same row `task=train` writes
+
+`fabric`, `device`, `collective` and `compute` take names (as on the command line: a registered
+name or a YAML variant in ``configs/``), config mappings, or built objects. ``compute="measured"``
+replays the captured ops on the local GPU under `torch.profiler` (`replay.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from ddlsim.capture.graph import build_program_graph
+from ddlsim.capture.pricing import SegmentPricer
+from ddlsim.capture.program import CapturedProgram
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.training.energy import network_energy
+from ddlsim.training.graph import IterationGraph
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.run import network_timer, reduction_model
+from ddlsim.training.settings import TrainingSettings
+from ddlsim.training.simulate import TrainingResult
+from ddlsim.training.timeline import Placement, place, summarize
+from ddlsim.types import Workload
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@dataclass(frozen=True)
+class ProgramResult(TrainingResult):
+    """A `TrainingResult` that also keeps its graph and placement (for ``trace.json``)."""
+
+    graph: IterationGraph = field(default_factory=IterationGraph, repr=False)
+    placement: Placement | None = field(default=None, repr=False)
+    details: Mapping[int, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def iteration_time_s(self) -> float:
+        return self.iteration.iteration_time_s
+
+    @property
+    def compute_time_s(self) -> float:
+        return self.iteration.compute_time_s
+
+    @property
+    def comm_time_s(self) -> float:
+        return self.iteration.comm_time_s
+
+    @property
+    def exposed_comm_time_s(self) -> float:
+        return self.iteration.exposed_comm_time_s
+
+
+def _yaml_variant(group: str, name: str) -> dict[str, Any] | None:
+    path = CONFIGS / group / f"{name}.yaml"
+    if not path.is_file():
+        return None
+    node = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    node.pop("defaults", None)
+    return node
+
+
+def make_device(device: Any) -> Any:
+    from ddlsim.registry import DEVICES
+
+    if isinstance(device, str):
+        return DEVICES.build(_yaml_variant("device", device) or {"name": device})
+    return DEVICES.build(device) if isinstance(device, Mapping) else device
+
+
+def make_compute(compute: Any, device: Any) -> Any:
+    from ddlsim.compute.model import ComputeConfig, ComputeModel
+
+    if compute is None or isinstance(compute, (str, Mapping)):
+        settings: Any = {}
+        if isinstance(compute, str) and compute != "default":
+            settings = _yaml_variant("compute", compute)
+            if settings is None:
+                raise ConfigError("compute", compute, f"no such compute option in {CONFIGS / 'compute'}")
+        elif isinstance(compute, Mapping):
+            settings = dict(compute)
+        merged = OmegaConf.merge(OmegaConf.structured(ComputeConfig), settings)
+        try:
+            return ComputeModel.from_config(OmegaConf.to_object(merged), device)
+        except ConfigError as error:
+            raise error.under("compute") from None
+    return compute
+
+
+def make_fabric_object(fabric: Any) -> Any:
+    from ddlsim.network.api import make_fabric
+    from ddlsim.registry import FABRICS
+
+    if isinstance(fabric, str):
+        return make_fabric(fabric)
+    return FABRICS.build(fabric) if isinstance(fabric, Mapping) else fabric
+
+
+def make_algorithm(collective: Any) -> Any:
+    from ddlsim.registry import ALGORITHMS
+
+    if isinstance(collective, Mapping):
+        return ALGORITHMS.build(collective)
+    if isinstance(collective, str) and collective in ALGORITHMS:
+        return ALGORITHMS.make(collective)
+    if isinstance(collective, str):
+        variant = _yaml_variant("collective", collective)
+        if variant is None:
+            known = ", ".join(ALGORITHMS.names())
+            raise ConfigError("collective", collective, f"unknown algorithm; choose one of {known}")
+        return ALGORITHMS.build(variant)
+    return collective
+
+
+def program_workload(program: CapturedProgram) -> Workload:
+    """The workload record of a capture (no blocks: its graph comes from the program itself)."""
+    plan = {"num_gpus": program.num_ranks,
+            "mesh_shape": "x".join(str(size) for size in program.mesh_shape),
+            "mesh_dim_names": ",".join(program.mesh_dim_names),
+            "pp_degree": len(program.ranks),
+            "captured_ranks": ",".join(str(rank) for rank in program.ranks)}
+    for name, size in zip(program.mesh_dim_names, program.mesh_shape, strict=True):
+        plan[f"mesh_{name}"] = size
+    return Workload(name=program.name, num_ranks=program.num_ranks, blocks=(), plan=plan)
+
+
+def check_fits(program: CapturedProgram, fabric: Any) -> None:
+    nodes = getattr(fabric, "num_nodes", None)
+    if isinstance(nodes, int) and program.num_ranks > nodes:
+        raise InfeasibleError(
+            f"the capture's mesh {'x'.join(map(str, program.mesh_shape))} has {program.num_ranks} ranks but fabric "
+            f"{getattr(fabric, 'name', fabric)!r} has {nodes} nodes ({program.num_ranks - nodes} too many); "
+            "capture a smaller mesh or use a larger fabric")
+
+
+def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, device: Any, compute_model: Any,
+                     settings: TrainingSettings | None = None) -> ProgramResult:
+    """Built objects in, `ProgramResult` out (the library call behind `simulate` and `model=program`)."""
+    check_fits(program, fabric)
+    collective_pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), lambda task: None)
+    measured = None
+    if getattr(compute_model, "source", "") == "measured":  # compute=measured: replay the ops on this GPU
+        from ddlsim.capture.replay import measure_ops
+
+        measured = {key: time_s for rank in program.ranks for key, time_s in measure_ops(program, rank=rank).items()}
+    graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model, measured))
+    placement = place(graph)
+    summary = summarize(graph, placement)
+    energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
+    return ProgramResult(workload=program_workload(program), settings=settings or TrainingSettings(),
+                         iteration=summary, energy=energy, graph=graph, placement=placement, details=details)
+
+
+def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",
+             collective: Any = "best", compute: Any = None) -> ProgramResult:
+    """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture."""
+    if not isinstance(program, CapturedProgram):
+        program = CapturedProgram.load(program)
+    device_spec = make_device(device)
+    return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
+                            make_compute(compute, device_spec))

@@ -1,0 +1,127 @@
+"""ddlsim's own GPT (`model=gpt`) as a PyTorch training program: Megatron-style tensor
+parallelism, 1F1B pipelining with `torch.distributed.pipelining`, data parallelism, full
+activation checkpointing, fp16.
+
+    build = make_build(d_model=3072, heads=32, layers=30, seq_len=2048, micro_batch=8, global_batch=512)
+    program = ddlsim.capture(build, (pp, dp, tp), ("pp", "dp", "tp"))
+
+The mesh follows Megatron's rank order (tensor parallel fastest, then data, then pipeline
+stage). One step: the micro-batches through the 1F1B schedule (or gradient accumulation with
+one stage); the data-parallel all-reduce of the stage's gradients in one piece, from a
+contiguous gradient buffer (no bucketing, as in the measured Megatron-DeepSpeed runs); the
+all-reduce of the tied word embedding's gradient between the first and last stage; the
+found-inf and gradient-norm all-reduces (over the pipeline group with several stages, else the
+tensor-parallel group, as `model=gpt` models them); then Adam.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import torch
+import torch.distributed as dist
+from torch.distributed.pipelining import PipelineStage, Schedule1F1B
+
+from examples.megatron_gpt.model import GptStage
+from examples.megatron_gpt.tensor_parallel import vocab_parallel_cross_entropy
+
+GPT2_VOCAB = 50257
+VOCAB_MULTIPLE = 128
+
+
+def padded_vocab(vocab: int, tp: int, multiple: int = VOCAB_MULTIPLE) -> int:
+    return math.ceil(vocab / (multiple * tp)) * multiple * tp
+
+
+class MegatronAdam(torch.optim.Adam):
+    """Adam preceded by Megatron's found-inf check and gradient-norm all-reduces (one fp32 each)."""
+
+    def __init__(self, params, sync_group) -> None:
+        super().__init__(params, lr=1e-4, foreach=True)
+        self.sync_group = sync_group
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        if dist.get_world_size(self.sync_group) > 1:
+            grads = [p.grad for group in self.param_groups for p in group["params"]]
+            found_inf = torch.zeros(1)
+            dist.all_reduce(found_inf, op=dist.ReduceOp.MAX, group=self.sync_group)
+            norm = torch.stack(torch._foreach_norm(grads)).float().pow(2).sum().view(1)
+            dist.all_reduce(norm, group=self.sync_group)
+        return super().step(closure)
+
+
+def _tied_embedding_group(mesh, pp: int):
+    """The group of this rank's first-stage and last-stage peers (same data and tensor coordinates)."""
+    stage_ranks = mesh.size() // pp
+    mine = None
+    for offset in range(stage_ranks):  # every rank creates every group, in the same order
+        group = dist.new_group([offset, (pp - 1) * stage_ranks + offset])
+        if dist.get_rank() % stage_ranks == offset:
+            mine = group
+    return mine
+
+
+def build(mesh, *, d_model: int = 1024, heads: int = 16, layers: int = 4, seq_len: int = 256,
+          vocab: int = GPT2_VOCAB, micro_batch: int = 1, global_batch: int = 0, checkpointing: bool = True,
+          dtype: torch.dtype = torch.float16):
+    """``build(mesh) -> step`` for a mesh named ("pp", "dp", "tp") (see the module docstring)."""
+    pp, dp, tp = (mesh.size(mesh.mesh_dim_names.index(name)) for name in ("pp", "dp", "tp"))
+    stage, tp_rank = mesh.get_local_rank("pp"), mesh.get_local_rank("tp")
+    tp_group, dp_group = mesh["tp"].get_group(), mesh["dp"].get_group()
+    global_batch = global_batch or dp * micro_batch
+    micro_batches = global_batch // (dp * micro_batch)
+    local_vocab = padded_vocab(vocab, tp) // tp
+    first, last = stage == 0, stage == pp - 1
+    model = GptStage(d_model=d_model, heads=heads, seq_len=seq_len, layers=layers // pp, local_vocab=local_vocab,
+                     tp=tp, tp_rank=tp_rank, group=tp_group, first=first, last=last, micro_batch=micro_batch,
+                     dtype=dtype, checkpointing=checkpointing)
+    params = list(model.parameters())
+    buffer = torch.zeros(sum(p.numel() for p in params), dtype=dtype)
+    offset = 0
+    for p in params:  # gradients live in one contiguous buffer, all-reduced in one piece
+        p.grad = buffer[offset: offset + p.numel()].view_as(p)
+        offset += p.numel()
+    tied_group = _tied_embedding_group(mesh, pp) if pp > 1 else None
+    if not (first or last):
+        tied_group = None  # middle stages hold no copy of the word embedding
+    sync_group = mesh["pp"].get_group() if pp > 1 else tp_group
+    optimizer = MegatronAdam(params, sync_group)
+    optimizer.step()  # creates Adam's state now, as Megatron does at setup, not in the first step
+    tied = model.embedding.word if first else model.output_weight
+
+    def loss_fn(logits, target):  # logits (s, b, local vocab), target (b, s)
+        return vocab_parallel_cross_entropy(logits, target.t().contiguous(), tp_rank * local_vocab, tp_group).mean()
+
+    tokens = torch.randint(0, vocab, (micro_batch * micro_batches, seq_len))
+    schedule = None
+    if pp > 1:
+        chunk = (micro_batch * seq_len * d_model // tp,) if tp > 1 else (seq_len, micro_batch, d_model)
+        example_in = (torch.randint(0, vocab, (micro_batch, seq_len)) if first
+                      else torch.empty(chunk, dtype=dtype, requires_grad=True))
+        example_out = torch.empty((seq_len, micro_batch, local_vocab) if last else chunk, dtype=dtype,
+                                  requires_grad=True)
+        pipeline_stage = PipelineStage(model, stage, pp, torch.device("cpu"), input_args=(example_in,),
+                                       output_args=example_out, group=mesh["pp"].get_group())
+        schedule = Schedule1F1B(pipeline_stage, micro_batches, loss_fn=loss_fn)
+
+    def step():
+        if schedule is not None:
+            schedule.step(*((tokens,) if first else ()), **({"target": tokens} if last else {}))
+        else:
+            for micro in tokens.split(micro_batch):
+                loss_fn(model(micro), micro).backward()
+        if dp > 1:
+            dist.all_reduce(buffer, group=dp_group)
+        if tied_group is not None:
+            dist.all_reduce(tied.grad, group=tied_group)
+        optimizer.step()
+        buffer.zero_()
+
+    return step
+
+
+def make_build(**settings):
+    """`build` with its GPT settings bound, for ``ddlsim.capture(make_build(...), ...)``."""
+    return partial(build, **settings)

@@ -1,0 +1,124 @@
+"""Capture ddlsim's own GPT at every measured multi-node vTrain configuration and score it.
+
+    python scripts/validate_vtrain_capture.py [DATA_DIR] [--out DIR] [--max-records N] [--limit N]
+
+For each multi-node row of ``ground_truth_multi.csv`` (64 to 512 A100s), the Megatron-style
+program of ``examples/megatron_gpt`` (tensor, pipeline and data parallel as in the row) is
+captured on a fake process group of the row's GPUs, one rank per pipeline stage, and priced
+with the same cluster, collective algorithm and A100 kernel roofline as the analytic path of
+``scripts/validate_vtrain.py`` (``model=gpt``). Per row it checks that the captured collective
+calls of every stage equal the analytic ones (op, bytes, group size, phase and count), and
+records both iteration times next to the measured one.
+
+A capture records every op of every micro-batch, so its cost grows with layers x micro-batches
+(from about 3,000 records for GPT 3.6 B with one micro-batch to 3.5 million for GPT 175 B with
+384). Rows are taken from the cheapest up, and rows estimated above ``--max-records`` are left
+out and counted as such. The MAPE of both paths is reported on the same captured rows.
+
+Writes ``DIR/vtrain_capture.csv`` and prints the MAPE of both paths against the measurements and
+the largest difference between the capture and the analytic path. Rows already in the CSV are
+skipped, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import validate_vtrain as analytic  # noqa: E402
+
+RECORDS_PER_LAYER_AND_MICRO_BATCH = 95  # measured: forward, recompute, backward and their collectives
+
+
+def estimated_records(row) -> int:
+    micro_batches = row.global_batch // (row.dp * row.micro_batch)
+    return int(row.layers * micro_batches * RECORDS_PER_LAYER_AND_MICRO_BATCH)
+
+
+COLUMNS = ["source_row", "params_billion", "gpus", "global_batch", "micro_batch", "d_model", "heads", "layers",
+           "seq_len", "tp", "dp", "pp", "measured_ms", "analytic_ms", "capture_ms", "capture_vs_analytic_pct",
+           "calls_match", "capture_wall_s", "captured_ops"]
+
+
+def capture_row(row, setup) -> dict:
+    from ddlsim.capture import capture
+    from ddlsim.capture.compare import analytic_calls, call_table, captured_calls
+    from ddlsim.capture.simulation import simulate_program
+    from ddlsim.network.api import make_fabric
+    from examples.megatron_gpt import make_build
+
+    start = time.perf_counter()
+    build = make_build(d_model=int(row.d_model), heads=int(row.heads), layers=int(row.layers),
+                       seq_len=int(row.seq_len), micro_batch=int(row.micro_batch), global_batch=int(row.global_batch))
+    program = capture(build, (int(row.pp), int(row.dp), int(row.tp)), ("pp", "dp", "tp"), warmup=0)
+    wall = time.perf_counter() - start
+    reference = analytic.simulate_row(row, setup)
+    workload = reference.workload
+    match = all(call_table(analytic_calls(workload, stage), captured_calls(program, rank)).match.all()
+                for stage, rank in zip(program.stages, program.ranks, strict=True))
+    result = simulate_program(program, make_fabric(analytic.FABRIC), analytic.ALGORITHM, setup.device, setup.compute)
+    analytic_ms = 1e3 * reference.iteration.iteration_time_s
+    capture_ms = 1e3 * result.iteration.iteration_time_s
+    return {**{column: getattr(row, column) for column in COLUMNS[:13]}, "analytic_ms": analytic_ms,
+            "capture_ms": capture_ms, "capture_vs_analytic_pct": 100 * (capture_ms / analytic_ms - 1),
+            "calls_match": match, "capture_wall_s": wall, "captured_ops": len(program.events)}
+
+
+def summary(results: pd.DataFrame) -> str:
+    def mape(column: str) -> float:
+        return float((100 * (results[column] - results.measured_ms).abs() / results.measured_ms).mean())
+
+    worst = results.capture_vs_analytic_pct.abs()
+    return "\n".join([
+        f"{len(results)} multi-node rows; collective calls equal on {int(results.calls_match.sum())} of them",
+        f"MAPE against the measured times: analytic {mape('analytic_ms'):.2f} %, capture {mape('capture_ms'):.2f} %",
+        f"capture vs analytic: mean |difference| {worst.mean():.2f} %, max {worst.max():.2f} % "
+        f"(row {int(results.source_row[worst.idxmax()])}); rows within 3 %: {int((worst <= 3).sum())}",
+        f"capture wall time: median {results.capture_wall_s.median():.1f} s, max {results.capture_wall_s.max():.1f} s",
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data_dir", nargs="?", type=Path, default=analytic.DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, default=REPO / "outputs" / "validation")
+    parser.add_argument("--limit", type=int, default=0, help="only the N cheapest multi-node rows")
+    parser.add_argument("--max-records", type=int, default=30000, help="leave out rows estimated above this")
+    args = parser.parse_args()
+    rows = analytic.load_rows(args.data_dir)
+    rows = rows[rows.scale == "multi-node"]
+    rows = rows.assign(records=[estimated_records(row) for row in rows.itertuples(index=False)])
+    rows = rows.sort_values(["records", "source_row"], kind="stable")
+    left_out = rows[rows.records > args.max_records]
+    rows = rows[rows.records <= args.max_records]
+    if args.limit:
+        rows = rows.head(args.limit)
+    path = args.out / "vtrain_capture.csv"
+    done = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=COLUMNS)
+    setup = analytic.build_setup()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for row in rows.itertuples(index=False):
+        if int(row.source_row) in set(done.source_row.astype(int)):
+            continue
+        record = capture_row(row, setup)
+        done = pd.concat([done, pd.DataFrame([record])], ignore_index=True)
+        done.to_csv(path, index=False, float_format="%.6g")
+        print(f"row {row.source_row}: measured {row.measured_ms:.0f} ms, analytic {record['analytic_ms']:.0f} ms, "
+              f"capture {record['capture_ms']:.0f} ms ({record['capture_vs_analytic_pct']:+.2f} %), "
+              f"calls equal {record['calls_match']}, captured in {record['capture_wall_s']:.0f} s", flush=True)
+    results = done[done.source_row.isin(rows.source_row)]
+    print(summary(results))
+    print(f"{len(left_out)} rows left out: estimated above {args.max_records:,} records "
+          f"(largest {left_out.records.max():,})" if len(left_out) else "no rows left out")
+
+
+if __name__ == "__main__":
+    main()

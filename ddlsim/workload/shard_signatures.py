@@ -35,10 +35,15 @@ def lm_head_shape(signature: ShardSignature) -> tuple[int, int, int, int]:
         raise ConfigError("signature.shape", shape, f"an output layer needs {missing}") from None
 
 
+def _signature(kind: str, shape: dict[str, int], local_batch: int, precision: str) -> ShardSignature:
+    """A shard without activation checkpointing."""
+    return ShardSignature(kind, tuple(shape.items()), local_batch, precision, False)
+
+
 def lm_head_signature(d_model: int, vocab: int, seq_len: int, tp: int, local_batch: int,
                       precision: str = "fp16") -> ShardSignature:
-    shape = {"d_model": d_model, "vocab": vocab, "seq_len": seq_len, "tp": tp}
-    return ShardSignature("lm_head", tuple(shape.items()), local_batch, precision, False)
+    return _signature("lm_head", {"d_model": d_model, "vocab": vocab, "seq_len": seq_len, "tp": tp}, local_batch,
+                      precision)
 
 
 def local_vocab(vocab: int, tp: int) -> int:
@@ -59,7 +64,7 @@ def lm_head_memory_bytes(signature: ShardSignature) -> float:
 
 def image_signature(architecture: str, local_batch: int, precision: str = "fp32", *, image: int = IMAGE_SIZE,
                     classes: int = NUM_CLASSES) -> ShardSignature:
-    return ShardSignature(architecture, (("image", image), ("classes", classes)), local_batch, precision, False)
+    return _signature(architecture, {"image": image, "classes": classes}, local_batch, precision)
 
 
 def mlp_dims(shape: dict[str, int]) -> list[int]:
@@ -71,5 +76,5 @@ def mlp_dims(shape: dict[str, int]) -> list[int]:
 
 def mlp_signature(in_features: int, width: int, layers: int, out_features: int, local_batch: int,
                   precision: str = "fp32") -> ShardSignature:
-    shape = {"in": in_features, "width": width, "layers": layers, "out": out_features}
-    return ShardSignature("mlp", tuple(shape.items()), local_batch, precision, False)
+    return _signature("mlp", {"in": in_features, "width": width, "layers": layers, "out": out_features},
+                      local_batch, precision)

@@ -19,14 +19,15 @@ _LAZY: dict[str, str] = {
     "run": "ddlsim.runner",
     "run_point": "ddlsim.runner",
     "ParallelConfig": "ddlsim.workload.parallel",
-    "architecture_params": "ddlsim.workload.vision",
+    "architecture_params": "ddlsim.workload.vision",  # vision loads torch (image models as nn.Modules)
     "gradient_bytes": "ddlsim.workload.vision",
-    "build_equivalent_shard": "ddlsim.workload.equivalent",  # loads torch
+    "build_equivalent_shard": "ddlsim.workload.equivalent",  # loads torch when it builds a shard
     "CollectiveEstimator": "ddlsim.network.estimator",
     "ReductionModel": "ddlsim.network.reduction",
     "estimate_collective": "ddlsim.network.api",
     "make_fabric": "ddlsim.network.api",
     "clear_caches": "ddlsim.caches",
+    # "capture" and "simulate" (the capture room, which loads torch when called) go here too.
 }
 
 __all__ = ["ConfigError", "DdlsimError", "InfeasibleError", *_LAZY]

@@ -60,11 +60,6 @@ def test_only_plain_help_calls_take_the_fast_path(arguments, expected):
     assert help_overrides(arguments) == expected
 
 
-def test_help_with_a_flag_hydra_answers_is_still_help(capsys):
-    out = fast_help(capsys, ["--help", "--resolve"])
-    assert "== Configuration groups ==" in out and "\nfabric: " in out
-
-
 def test_help_with_a_bad_option_is_one_line(capsys):
     capsys.readouterr()
     assert main(["fabric=nope", "--help"]) == 2

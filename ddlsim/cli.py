@@ -32,6 +32,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.cli_help import help_overrides, render_help
 from ddlsim.config_store import config_dir, register_configs
 from ddlsim.errors import DdlsimError, InfeasibleError
 from ddlsim.files import check_writable_files
@@ -127,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     entry = hydra.main(version_base="1.3", config_path=str(config_dir()), config_name="config")(_job)
     _SingleRunFailure.error = None
     try:
+        overrides = help_overrides(arguments)
+        text = render_help(overrides) if overrides is not None else None
+        if text is not None:  # the same text as Hydra's --help, without its 4 s of group listing
+            print(text)
+            return 0
         entry()
         if _SingleRunFailure.error is not None:
             raise _SingleRunFailure.error

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from ddlsim.catalog import load_all
@@ -62,6 +61,8 @@ def register_configs() -> None:
     global _registered
     if _registered:
         return
+    from hydra.core.config_store import ConfigStore
+
     load_all()
     store = ConfigStore.instance()
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")

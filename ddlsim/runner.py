@@ -22,11 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
@@ -50,6 +49,9 @@ _SECTIONS = (("parallel", ParallelConfig), ("compute", ComputeConfig), ("trainin
 
 def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
     """The config `ddlsim <overrides>` would run, composed without starting a Hydra app."""
+    from hydra import compose as hydra_compose  # Hydra loads only where a config is composed
+    from hydra import initialize_config_dir
+
     register_configs()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
         return hydra_compose(config_name=config_name, overrides=list(overrides))
@@ -63,7 +65,7 @@ def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> D
     if isinstance(config, DictConfig):
         return config
     if isinstance(config, Mapping):
-        register_configs()
+        load_all()
         try:
             return OmegaConf.merge(OmegaConf.structured(RootConfig), dict(config))
         except OmegaConfBaseException as error:

@@ -49,7 +49,6 @@ from ddlsim.report.gather import (
     marker_problem,
     read_json,
 )
-from ddlsim.report.make import make_report
 from ddlsim.report.results import CSV_NAME, PARQUET_NAME
 from ddlsim.report.settings import ReportSettings
 
@@ -245,6 +244,8 @@ class GatherResults(Callback):
         if frame.empty:
             print(f"ddlsim: no job of the sweep in {sweep_dir} wrote rows")
             return
+        from ddlsim.report.make import make_report  # pandas and matplotlib, once per sweep
+
         report = make_report(frame, sweep_dir, report_settings(config))
         bad = int((frame["status"] != "ok").sum()) if "status" in frame else 0
         print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs"

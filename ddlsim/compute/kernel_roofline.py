@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ddlsim.compute.roofline import Roofline
 from ddlsim.errors import ConfigError
@@ -68,7 +67,6 @@ class KernelEfficiency:
             raise ConfigError("l2_ridge_flop_per_byte", self.l2_ridge_flop_per_byte, "must be positive")
 
 
-@lru_cache(maxsize=65536)
 def gemm_utilisation(m: int, n: int, batch: int, sm_count: int = A100_SMS,
                      l2_ridge: float = A100_L2_RIDGE_FLOP_PER_BYTE) -> float:
     """Best useful fraction of the tensor cores over `TILE_SHAPES` (tile and wave quantisation)."""

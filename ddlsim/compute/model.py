@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddlsim import units
+from ddlsim.caches import Memo
 from ddlsim.compute.devices import DeviceSpec
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, Efficiency, Roofline
 from ddlsim.compute.store import ProfileStore, work_size
@@ -114,7 +115,7 @@ class ComputeModel:
         self.scaling = scaling
         self.max_scale_ratio = max_scale_ratio
         self._store: ProfileStore | None = None
-        self._cache: dict[ComputeTask, ComputeEstimate] = {}
+        self._cache = Memo("compute estimates")  # ComputeTask -> ComputeEstimate
 
     @classmethod
     def from_config(cls, config: ComputeConfig, device: DeviceSpec) -> ComputeModel:
@@ -143,7 +144,7 @@ class ComputeModel:
     def estimate(self, task: ComputeTask) -> ComputeEstimate:
         cached = self._cache.get(task)
         if cached is None:
-            cached = self._cache[task] = self._estimate(task)
+            cached = self._cache.put(task, self._estimate(task))
         return cached
 
     def _estimate(self, task: ComputeTask) -> ComputeEstimate:

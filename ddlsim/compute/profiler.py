@@ -30,6 +30,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from ddlsim import units
 from ddlsim.compute.counting import WorkCount, count_work
 from ddlsim.compute.identity import DeviceIdentity
+from ddlsim.compute.profile_settings import DEFAULT_SETTINGS, ProfileSettings
 from ddlsim.compute.recompute import on_recompute
 from ddlsim.compute.timeline import Activity, Window, attribute, summarise
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -38,30 +39,6 @@ from ddlsim.types import Phase, Precision, ShardSignature
 WINDOW_PREFIX = "ddlsim::"
 PHASE_ORDER = (Phase.FORWARD, Phase.RECOMPUTE, Phase.BACKWARD, Phase.OPTIMIZER)
 _AUTOCAST = {Precision.FP16: torch.float16, Precision.BF16: torch.bfloat16}
-
-
-STATISTICS = ("median", "min")
-
-
-@dataclass(frozen=True)
-class ProfileSettings:
-    """`statistic` picks the iteration time a row keeps: the median, or the minimum, which is
-    the better estimate of the device's own speed on a machine shared with other work."""
-
-    iterations: int = 20
-    warmup: int = 3
-    statistic: str = "median"
-
-    def __post_init__(self) -> None:
-        if self.statistic not in STATISTICS:
-            raise ConfigError("statistic", self.statistic, f"choose one of {', '.join(STATISTICS)}")
-        if self.iterations < 1:
-            raise ConfigError("iterations", self.iterations, "must be >= 1")
-        if self.warmup < 0:
-            raise ConfigError("warmup", self.warmup, "must be >= 0")
-
-
-DEFAULT_SETTINGS = ProfileSettings()
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,15 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsim.compute.identity import DeviceIdentity
 from ddlsim.compute.profile_file import encode_shape, format_number, profile_path, read_rows, write_rows
-from ddlsim.compute.profiler import DEFAULT_SETTINGS, ProfileSettings, ShardMeasurement, profile_shard
+from ddlsim.compute.profile_settings import DEFAULT_SETTINGS, ProfileSettings
 from ddlsim.types import ComputeTask, Phase, ShardSignature, Workload
+
+if TYPE_CHECKING:  # the profiler loads torch; it is imported when a job runs
+    from ddlsim.compute.profiler import ShardMeasurement
 
 TaskFigures = Mapping[Phase, tuple[float, float]]  # phase -> (flop, memory_bytes) of one task
 
@@ -91,6 +94,8 @@ def profile_jobs(jobs: Sequence[ProfileJob], identity: DeviceIdentity, output_di
                  progress: bool = True) -> list[JobResult]:
     """Measure every job on `identity`'s device and merge the rows into `output_dir`."""
     from tqdm.auto import tqdm
+
+    from ddlsim.compute.profiler import profile_shard
 
     results: dict[int, JobResult] = {}
     todo = []

@@ -9,7 +9,6 @@ reads each CSV once, and a file re-written by the profiler is read again.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from collections import defaultdict
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES, FileStamp
 from ddlsim.compute.identity import device_slug
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
 from ddlsim.errors import ConfigError
@@ -26,15 +26,11 @@ from ddlsim.types import Phase, ShardSignature
 KindKey = tuple[str, Phase, str, bool]  # model_kind, phase, precision, checkpointing
 
 
-@functools.lru_cache(maxsize=512)
-def _load_file(path: str, size: int, mtime_ns: int) -> tuple[ProfileRow, ...]:
-    del size, mtime_ns  # part of the cache key only
-    return tuple(parse_row(row, path) for row in read_rows(path))
-
-
 def load_file(path: Path) -> tuple[ProfileRow, ...]:
-    status = path.stat()
-    return _load_file(str(path), status.st_size, status.st_mtime_ns)
+    """The parsed rows of one profile file, read once per process and version of the file."""
+    stamp = FileStamp.of(path)
+    return PROCESS_CACHES.memo("profile files", maxsize=512).get_or_make(
+        stamp, lambda: tuple(parse_row(row, stamp.path) for row in read_rows(stamp.path)))
 
 
 def work_size(flop: float, memory_bytes: float) -> float:

@@ -6,7 +6,6 @@ code name (``superpod_sipac``, ``h_ring``, ``all_reduce``) up here and show the 
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ddlsim.caches import PROCESS_CACHES
 
 DISPLAY_FILE = "display.yaml"
 _SEPARATORS = "_- ("
@@ -99,7 +100,7 @@ class DisplayTable:
         return self.columns.get(name, re.sub(r"_(s|bytes|bps|w|j|usd)$", "", name).replace("_", " "))
 
 
-@functools.cache
 def display_table() -> DisplayTable:
     """The display table, read once per process."""
-    return DisplayTable.parse(display_text())
+    return PROCESS_CACHES.memo("display table", maxsize=1).get_or_make(
+        DISPLAY_FILE, lambda: DisplayTable.parse(display_text()))

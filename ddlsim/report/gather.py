@@ -15,13 +15,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from omegaconf import OmegaConf
 
 from ddlsim.files import sha256_of
 from ddlsim.report.results import CSV_NAME, PARQUET_NAME
+
+if TYPE_CHECKING:  # pandas loads where rows are read, not when a sweep job starts
+    import pandas as pd
 
 DONE_NAME = ".ddlsim_done.json"
 DEFINITION_NAME = ".ddlsim_sweep_definition.json"
@@ -144,6 +146,8 @@ def inspect_sweep(sweep_dir: str | Path) -> SweepJobs:
 def frame_of(jobs: SweepJobs) -> pd.DataFrame:
     """The good jobs' rows, led by ``job`` and ``overrides`` columns (an unreadable unverified job
     moves to `jobs.damaged`)."""
+    import pandas as pd
+
     frames = []
     for directory, marker in list(jobs.good):
         try:
@@ -180,6 +184,8 @@ def load_results(path: str | Path) -> pd.DataFrame:
     sweep's rows are read even when the gathered file is missing or stale (use `inspect_sweep`
     to learn which jobs were left out and why).
     """
+    import pandas as pd
+
     path = Path(path)
     if path.is_file():
         return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)

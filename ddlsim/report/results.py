@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ddlsim.files import atomic_write
+
+if TYPE_CHECKING:  # pandas loads where rows become a table, not when the command line starts
+    import pandas as pd
 
 CSV_NAME = "results.csv"
 PARQUET_NAME = "results.parquet"
@@ -17,6 +18,8 @@ PARQUET_NAME = "results.parquet"
 
 def rows_to_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Columns in first-seen order, so the same rows always give the same table."""
+    import pandas as pd
+
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm import tqdm
-
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.estimator import CollectiveEstimator, make_algorithm
@@ -110,6 +108,8 @@ class CollectiveSweepTask:
         return grid
 
     def run(self, components: Components) -> TaskResult:
+        from tqdm import tqdm
+
         device = components.device
         model = ReductionModel(device.peak(self.precision), device.memory_bandwidth_bps,
                                self.precision.bytes_per_element, device.name)

@@ -26,7 +26,7 @@ from pathlib import Path
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.model import SHIPPED_PROFILES
 from ddlsim.compute.profile_file import parse_signature_key
-from ddlsim.compute.profiler import ProfileSettings, check_fits
+from ddlsim.compute.profile_settings import ProfileSettings
 from ddlsim.compute.profiling import ProfileJob, default_builder, jobs_from_workload, profile_jobs
 from ddlsim.errors import ConfigError
 from ddlsim.registry import TASKS
@@ -115,6 +115,8 @@ class ProfileTask:
         return components.output_dir / "profiles"
 
     def run(self, components: Components) -> TaskResult:
+        from ddlsim.compute.profiler import check_fits  # loads torch
+
         output_dir = self.directory(components)
         if self.cpu_threads:  # the thread count is part of a CPU's profile name
             import torch

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 from ddlsim import units
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
-from ddlsim.workload.torchrec_names import ShardingType
 
 VALUE_BYTES = 2  # fp16 tables, activations and messages (RAMP: half precision); sparse SGD keeps no state
 DENSE_STATE_BYTES_PER_PARAM = 8  # fp16 weights and gradients, fp32 master weights (SGD has no moments)
@@ -41,11 +41,24 @@ INDEX_BYTES = 8  # int64 embedding ids
 OFFSET_BYTES = 4  # int32 lengths, one per (feature, sample)
 
 
+class EmbeddingSharding(Enum):
+    """The values of torchrec's ``ShardingType``, spelled alike (a test compares the two), so that the
+    analytic partitioner speaks torchrec's vocabulary without importing torchrec (and torch)."""
+
+    DATA_PARALLEL = "data_parallel"
+    TABLE_WISE = "table_wise"
+    COLUMN_WISE = "column_wise"
+    ROW_WISE = "row_wise"
+    TABLE_ROW_WISE = "table_row_wise"
+    TABLE_COLUMN_WISE = "table_column_wise"
+    GRID_SHARD = "grid_shard"
+
+
 @dataclass(frozen=True)
 class DlrmPlan:
     model: DlrmShape
     world: int
-    sharding: ShardingType
+    sharding: EmbeddingSharding
     shards_per_table: int
     shard: DlrmShard
     local_batch: int
@@ -100,28 +113,28 @@ def activation_bytes_per_sample(shard: DlrmShard, value_bytes: int = VALUE_BYTES
     return sparse + exchanged + interaction + mlps
 
 
-SHARDING_CHOICES = ("auto", ShardingType.TABLE_WISE.value, ShardingType.COLUMN_WISE.value)
+SHARDING_CHOICES = ("auto", EmbeddingSharding.TABLE_WISE.value, EmbeddingSharding.COLUMN_WISE.value)
 
 
 def _embedding_placement(model: DlrmShape, world: int, budget_bytes: float, min_shard_dim: int,
-                         sharding: str = "auto", value_bytes: int = VALUE_BYTES) -> tuple[ShardingType, int, int]:
+                         sharding: str = "auto", value_bytes: int = VALUE_BYTES) -> tuple[EmbeddingSharding, int, int]:
     """(sharding type, shards per table, shards on the busiest GPU) by rules 1-3, or as forced."""
     table_bytes = value_bytes * model.rows * model.embedding_dim
     show = units.format_size_bytes
     busiest_tables = math.ceil(model.num_tables / world)
-    if sharding == ShardingType.TABLE_WISE.value:
+    if sharding == EmbeddingSharding.TABLE_WISE.value:
         if busiest_tables * table_bytes > budget_bytes:
             raise InfeasibleError(f"{busiest_tables} whole tables of {show(table_bytes)} exceed the embedding budget "
                                   f"of {show(budget_bytes)} per GPU")
-        return ShardingType.TABLE_WISE, 1, busiest_tables
+        return EmbeddingSharding.TABLE_WISE, 1, busiest_tables
     if sharding == "auto" and model.num_tables >= world and busiest_tables * table_bytes <= budget_bytes:
-        return ShardingType.TABLE_WISE, 1, busiest_tables
+        return EmbeddingSharding.TABLE_WISE, 1, busiest_tables
     splits = [k for k in range(2, model.embedding_dim // min_shard_dim + 1) if model.embedding_dim % k == 0]
     fitting = [k for k in splits if math.ceil(model.num_tables * k / world) * table_bytes / k <= budget_bytes]
     spreading = [k for k in fitting if model.num_tables * k >= world]
     if spreading or fitting:
         k = spreading[0] if spreading else fitting[-1]
-        return ShardingType.COLUMN_WISE, k, math.ceil(model.num_tables * k / world)
+        return EmbeddingSharding.COLUMN_WISE, k, math.ceil(model.num_tables * k / world)
     raise InfeasibleError(
         f"embedding tables of {model.rows:,} x {model.embedding_dim} do not fit {show(budget_bytes)} per GPU on "
         f"{world} GPUs, even cut into column shards of {min_shard_dim} columns")
@@ -143,7 +156,7 @@ def partition_dlrm(model: DlrmShape, world: int, memory_bytes: int, *, global_ba
                            value_bytes=value_bytes)
 
 
-def plan_with_batch(shard: DlrmShard, sharding: ShardingType, shards_per_table: int, memory_bytes: int, *,
+def plan_with_batch(shard: DlrmShard, sharding: EmbeddingSharding, shards_per_table: int, memory_bytes: int, *,
                     global_batch: int = 0, local_batch: int = 0, value_bytes: int = VALUE_BYTES) -> DlrmPlan:
     """The plan for a placed `shard`: the local batch fills the memory left, unless fixed."""
     model, world = shard.model, shard.world

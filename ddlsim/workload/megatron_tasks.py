@@ -19,11 +19,15 @@ from __future__ import annotations
 
 from ddlsim.errors import ConfigError
 from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, TaskBlock, Workload
-from ddlsim.workload.equivalent.lm_head import lm_head_flop, lm_head_memory_bytes, lm_head_signature
-from ddlsim.workload.equivalent.megatron_layer import megatron_layer_signature
 from ddlsim.workload.megatron_partition import MegatronPlan, TransformerModel, partition
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.scaling_laws import TrainingBudget
+from ddlsim.workload.shard_signatures import (
+    lm_head_flop,
+    lm_head_memory_bytes,
+    lm_head_signature,
+    megatron_layer_signature,
+)
 
 ADAM_FLOP_PER_PARAM = 12.0  # moment updates, bias correction, square root, division, weight update
 ADAM_BYTES_PER_PARAM = 28.0  # read the fp16 gradient; read and write fp32 master and two moments; write fp16 weights

@@ -18,7 +18,7 @@ import torch
 
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
-from ddlsim.workload.dlrm_partition import DENSE_STATE_BYTES_PER_PARAM, DlrmPlan, plan_with_batch
+from ddlsim.workload.dlrm_partition import DENSE_STATE_BYTES_PER_PARAM, DlrmPlan, EmbeddingSharding, plan_with_batch
 from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig
 
 PLANNER_BATCH = 512  # batch size hint when the local batch is not fixed
@@ -69,8 +69,6 @@ def torchrec_sharding(model: DlrmShape, world: int, memory_bytes: int, *, batch_
 def torchrec_partition(model: DlrmShape, world: int, memory_bytes: int, *, global_batch: int = 0,
                        local_batch: int = 0, min_shard_dim: int = 1) -> DlrmPlan:
     """A `DlrmPlan` from torchrec's plan: the shards of its busiest rank."""
-    from torchrec.distributed.types import ShardingType
-
     sharding = torchrec_sharding(model, world, memory_bytes, batch_size=local_batch or PLANNER_BATCH,
                                  min_shard_dim=min_shard_dim)
     per_rank: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -81,5 +79,5 @@ def torchrec_partition(model: DlrmShape, world: int, memory_bytes: int, *, globa
     kind = Counter(kind for kind, _ in sharding.values()).most_common(1)[0][0]
     shards_per_table = max(len(shards) for _, shards in sharding.values())
     shard = DlrmShard(model, len(busiest), max(r for r, _ in busiest), max(c for _, c in busiest), world)
-    return plan_with_batch(shard, ShardingType(kind), shards_per_table, memory_bytes,
+    return plan_with_batch(shard, EmbeddingSharding(kind), shards_per_table, memory_bytes,
                            global_batch=global_batch, local_batch=local_batch)

@@ -15,16 +15,14 @@ device (no memory, no download), never typed in. Widths follow the original pape
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 import torch
 from torch import nn
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.types import Precision
-
-IMAGE_SIZE = 224
-NUM_CLASSES = 1000
+from ddlsim.workload.shard_signatures import IMAGE_SIZE, NUM_CLASSES
 
 
 def alexnet(num_classes: int = NUM_CLASSES) -> nn.Module:
@@ -118,10 +116,11 @@ def build_image_model(name: str, num_classes: int = NUM_CLASSES, device: str | t
         return ARCHITECTURES[name](num_classes)
 
 
-@lru_cache(maxsize=16)
 def architecture_params(name: str, num_classes: int = NUM_CLASSES) -> int:
-    """Trainable parameters of `name`, counted on the module built from its layer shapes."""
-    return sum(p.numel() for p in build_image_model(name, num_classes).parameters() if p.requires_grad)
+    """Trainable parameters of `name`, counted on the module built from its layer shapes (once per process)."""
+    return PROCESS_CACHES.memo("image model parameters", maxsize=16).get_or_make(
+        (name, num_classes), lambda: sum(p.numel() for p in build_image_model(name, num_classes).parameters()
+                                         if p.requires_grad))
 
 
 def gradient_bytes(name: str, precision: Precision | str = Precision.FP32, num_classes: int = NUM_CLASSES) -> int:
@@ -129,9 +128,13 @@ def gradient_bytes(name: str, precision: Precision | str = Precision.FP32, num_c
     return Precision(precision).bytes_per_element * architecture_params(name, num_classes)
 
 
-@lru_cache(maxsize=16)
 def forward_flop_per_sample(name: str, num_classes: int = NUM_CLASSES, image_size: int = IMAGE_SIZE) -> float:
-    """Forward FLOPs of one image, counted by torch's FlopCounterMode on the meta device."""
+    """Forward FLOPs of one image, counted by torch's FlopCounterMode on the meta device (once per process)."""
+    return PROCESS_CACHES.memo("image model FLOPs", maxsize=16).get_or_make(
+        (name, num_classes, image_size), lambda: _count_forward_flop(name, num_classes, image_size))
+
+
+def _count_forward_flop(name: str, num_classes: int, image_size: int) -> float:
     from torch.utils.flop_counter import FlopCounterMode
 
     model = build_image_model(name, num_classes)

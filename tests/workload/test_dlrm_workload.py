@@ -6,7 +6,7 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
 from ddlsim.types import CollectiveOp, GroupLayout, Phase
 from ddlsim.workload.dlrm_arch import DlrmShape
-from ddlsim.workload.dlrm_partition import partition_dlrm
+from ddlsim.workload.dlrm_partition import EmbeddingSharding, partition_dlrm
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.ramp_reference import TABLE10, agrees_as_printed
 from ddlsim.workload.torchrec_planner import torchrec_partition, torchrec_sharding
@@ -86,6 +86,13 @@ def test_torchrec_planner_checks_the_ddlsim_plan():
     assert widths == {ours.shard.shard_dim} and sorted(ranks) == list(range(8))
     theirs = torchrec_partition(shape, 8, GiB, min_shard_dim=ours.shard.shard_dim)
     assert (theirs.sharding, theirs.shard) == (ours.sharding, ours.shard)
+
+
+def test_the_partitioners_sharding_names_are_torchrecs():
+    """The analytic partitioner spells torchrec's ShardingType without importing torchrec."""
+    from ddlsim.workload.torchrec_names import ShardingType
+
+    assert [(s.name, s.value) for s in EmbeddingSharding] == [(s.name, s.value) for s in ShardingType]
 
 
 def test_torchrec_planner_as_the_model_planner():

@@ -7,7 +7,7 @@ from ddlsim.errors import ConfigError
 from ddlsim.types import ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 from ddlsim.workload.equivalent import build_equivalent_shard, equivalent_kinds
-from ddlsim.workload.equivalent.megatron_layer import megatron_layer_signature
+from ddlsim.workload.shard_signatures import megatron_layer_signature
 from ddlsim.workload.transformer_layer import LayerShape
 
 LAYERS = [
@@ -108,7 +108,7 @@ def test_dlrm_shard_builds_on_meta():
 
 
 def test_lm_head_shard_matches_its_signature_and_trains():
-    from ddlsim.workload.equivalent.lm_head import lm_head_flop, lm_head_signature
+    from ddlsim.workload.shard_signatures import lm_head_flop, lm_head_signature
 
     signature = lm_head_signature(32, 101, 8, 4, 2)
     shard = build_equivalent_shard(signature, "cpu")
@@ -129,7 +129,7 @@ def test_ncf_shard_parameters_and_training():
 
 @pytest.mark.parametrize(("architecture", "image"), [("alexnet", 64), ("resnet50", 32)])
 def test_image_model_shard_trains_on_cpu(architecture, image):
-    from ddlsim.workload.equivalent.dense_models import image_signature
+    from ddlsim.workload.shard_signatures import image_signature
     from ddlsim.workload.vision import architecture_params
 
     shard = build_equivalent_shard(image_signature(architecture, 2, image=image, classes=10), "cpu")
@@ -138,7 +138,7 @@ def test_image_model_shard_trains_on_cpu(architecture, image):
 
 
 def test_mlp_shard_shapes():
-    from ddlsim.workload.equivalent.dense_models import mlp_signature
+    from ddlsim.workload.shard_signatures import mlp_signature
 
     shard = build_equivalent_shard(mlp_signature(8, 16, 3, 1, 4), "meta")
     assert count(shard.module) == (8 * 16 + 16) + 2 * (16 * 16 + 16) + (16 + 1)

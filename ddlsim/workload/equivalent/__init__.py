@@ -10,18 +10,25 @@
 
 Other rooms add kinds with `register_equivalent("kind")`. Building on ``device="meta"`` gives
 shapes and parameter counts without allocating memory.
+
+The registry itself does not load torch: the built-in kinds' modules (which do) are imported by
+`build_equivalent_shard` and `equivalent_kinds`, the first time a shard is built or listed.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ddlsim.errors import ConfigError
 from ddlsim.types import Precision, ShardSignature
+
+if TYPE_CHECKING:
+    import torch
+
+_BUILTIN_KINDS = ("dense_models", "dlrm_shard", "gpt", "lm_head", "megatron_layer", "ncf_shard")
 
 
 @dataclass
@@ -46,7 +53,7 @@ class EquivalentShard:
         return loss.detach()
 
 
-Builder = Callable[[ShardSignature, torch.device], EquivalentShard]
+Builder = Callable[[ShardSignature, "torch.device"], EquivalentShard]
 _BUILDERS: dict[str, Builder] = {}
 
 
@@ -62,26 +69,26 @@ def register_equivalent(kind: str) -> Callable[[Builder], Builder]:
     return decorator
 
 
+def _load_builtin_kinds() -> None:
+    for module in _BUILTIN_KINDS:  # each registers its kinds when first imported
+        importlib.import_module(f"{__name__}.{module}")
+
+
 def equivalent_kinds() -> list[str]:
+    _load_builtin_kinds()
     return sorted(_BUILDERS)
 
 
 def build_equivalent_shard(signature: ShardSignature, device: str | torch.device = "cpu") -> EquivalentShard:
     """The equivalent model of `signature` on `device` (``"meta"`` for shapes only)."""
+    import torch
+
+    _load_builtin_kinds()
     builder = _BUILDERS.get(signature.model_kind)
     if builder is None:
         raise ConfigError("signature.model_kind", signature.model_kind,
                           f"has no equivalent model; choose one of {', '.join(equivalent_kinds())}")
     return builder(signature, torch.device(device))
 
-
-from ddlsim.workload.equivalent import (  # noqa: E402,F401  (registers kinds)
-    dense_models,
-    dlrm_shard,
-    gpt,
-    lm_head,
-    megatron_layer,
-    ncf_shard,
-)
 
 __all__ = ["EquivalentShard", "build_equivalent_shard", "equivalent_kinds", "register_equivalent"]

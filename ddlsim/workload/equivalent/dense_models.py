@@ -11,31 +11,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ddlsim.errors import ConfigError
 from ddlsim.types import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
-from ddlsim.workload.vision import ARCHITECTURES, IMAGE_SIZE, NUM_CLASSES, build_image_model
+from ddlsim.workload.shard_signatures import IMAGE_SIZE, NUM_CLASSES, mlp_dims
+from ddlsim.workload.vision import ARCHITECTURES, build_image_model
 
 MOMENTUM = 0.9
 LEARNING_RATE = 0.01
-
-
-def image_signature(architecture: str, local_batch: int, precision: str = "fp32", *, image: int = IMAGE_SIZE,
-                    classes: int = NUM_CLASSES) -> ShardSignature:
-    return ShardSignature(architecture, (("image", image), ("classes", classes)), local_batch, precision, False)
-
-
-def mlp_dims(shape: dict[str, int]) -> list[int]:
-    try:
-        return [shape["in"], *[shape["width"]] * shape["layers"], shape["out"]]
-    except KeyError as missing:
-        raise ConfigError("signature.shape", shape, f"an MLP needs {missing}") from None
-
-
-def mlp_signature(in_features: int, width: int, layers: int, out_features: int, local_batch: int,
-                  precision: str = "fp32") -> ShardSignature:
-    shape = {"in": in_features, "width": width, "layers": layers, "out": out_features}
-    return ShardSignature("mlp", tuple(shape.items()), local_batch, precision, False)
 
 
 def _sgd(params) -> torch.optim.Optimizer:

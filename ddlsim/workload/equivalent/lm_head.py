@@ -8,47 +8,13 @@ run here. Signature shape keys: d_model, vocab, seq_len, tp.
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ddlsim.errors import ConfigError
 from ddlsim.types import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
-
-LOGIT_BYTES = 4
-
-
-def _shape(signature: ShardSignature) -> tuple[int, int, int, int]:
-    shape = signature.shape_dict
-    try:
-        return shape["d_model"], shape["vocab"], shape["seq_len"], shape.get("tp", 1)
-    except KeyError as missing:
-        raise ConfigError("signature.shape", shape, f"an output layer needs {missing}") from None
-
-
-def lm_head_signature(d_model: int, vocab: int, seq_len: int, tp: int, local_batch: int,
-                      precision: str = "fp16") -> ShardSignature:
-    shape = {"d_model": d_model, "vocab": vocab, "seq_len": seq_len, "tp": tp}
-    return ShardSignature("lm_head", tuple(shape.items()), local_batch, precision, False)
-
-
-def local_vocab(vocab: int, tp: int) -> int:
-    """Rows of the vocabulary one rank holds (Megatron pads the vocabulary to a multiple of tp)."""
-    return math.ceil(vocab / tp)
-
-
-def lm_head_flop(signature: ShardSignature) -> float:
-    d_model, vocab, seq_len, tp = _shape(signature)
-    return 2.0 * signature.local_batch * seq_len * d_model * local_vocab(vocab, tp)
-
-
-def lm_head_memory_bytes(signature: ShardSignature) -> float:
-    d_model, vocab, seq_len, tp = _shape(signature)
-    rows = local_vocab(vocab, tp)
-    return 2.0 * d_model * rows + LOGIT_BYTES * signature.local_batch * seq_len * rows
+from ddlsim.workload.shard_signatures import lm_head_shape, local_vocab
 
 
 class VocabParallelHead(nn.Module):
@@ -63,7 +29,7 @@ class VocabParallelHead(nn.Module):
 
 @register_equivalent("lm_head")
 def build_lm_head(signature: ShardSignature, device: torch.device) -> EquivalentShard:
-    d_model, vocab, seq_len, tp = _shape(signature)
+    d_model, vocab, seq_len, tp = lm_head_shape(signature)
     rows = local_vocab(vocab, tp)
     module = VocabParallelHead(d_model, rows, device)
     batch = signature.local_batch

@@ -76,13 +76,6 @@ class TensorParallelLayerShard(nn.Module):
         return self._layer(x)
 
 
-def megatron_layer_signature(layer: LayerShape, tp: int, local_batch: int, *, precision: str = "fp16",
-                             checkpointing: bool = True, kind: str = "megatron_layer") -> ShardSignature:
-    """The signature of one layer's shard (`kind` lets a decoder model use its own name)."""
-    layer.check_tp(tp)
-    return ShardSignature(kind, tuple(layer.signature_shape(tp).items()), local_batch, precision, checkpointing)
-
-
 @register_equivalent("megatron_layer")
 def build_megatron_layer(signature: ShardSignature, device: torch.device) -> EquivalentShard:
     layer, tp = LayerShape.from_signature_shape(signature.shape_dict)

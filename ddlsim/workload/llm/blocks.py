@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from ddlsim.caches import Memo
 from ddlsim.types import (
     CollectiveCall,
     CollectiveOp,
@@ -41,12 +42,12 @@ from ddlsim.types import (
     ShardSignature,
     TaskBlock,
 )
-from ddlsim.workload.equivalent.lm_head import lm_head_flop, lm_head_signature
 from ddlsim.workload.gpt_kernels import has_kernels, kernels_for, total_bytes
 from ddlsim.workload.llm import arithmetic
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan
 from ddlsim.workload.llm.shape import DENSE, MOE
+from ddlsim.workload.shard_signatures import lm_head_flop, lm_head_signature
 
 ADAM_FLOP_PER_PARAM = 12.0
 CROSS_ENTROPY_ALL_REDUCES = 3
@@ -60,13 +61,13 @@ class KernelBytes:
     that plans sharing a shard shape (a search prices thousands) list its kernels once."""
 
     def __init__(self) -> None:
-        self._bytes: dict[tuple[ShardSignature, Phase], float] = {}
+        self._bytes = Memo("kernel bytes")  # (ShardSignature, Phase) -> bytes
 
     def __call__(self, signature: ShardSignature, phase: Phase) -> float:
         key = (signature, phase)
         value = self._bytes.get(key)
         if value is None:
-            value = self._bytes[key] = total_bytes(kernels_for(signature, phase))
+            value = self._bytes.put(key, total_bytes(kernels_for(signature, phase)))
         return value
 
     def clear(self) -> None:

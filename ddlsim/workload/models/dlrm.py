@@ -20,7 +20,6 @@ from ddlsim.workload.dlrm_partition import SHARDING_CHOICES, partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
-from ddlsim.workload.torchrec_planner import torchrec_partition
 
 PLANNERS = ("ddlsim", "torchrec")
 
@@ -101,6 +100,8 @@ class Dlrm:
                                                               f"model.num_gpus = {self.num_gpus})")
         world = self.world(parallel)
         if self.planner == "torchrec":
+            from ddlsim.workload.torchrec_planner import torchrec_partition  # loads torch and torchrec
+
             plan = torchrec_partition(self.shape, world, memory_bytes, global_batch=self.global_batch,
                                       local_batch=parallel.micro_batch, min_shard_dim=self.min_shard_dim)
         else:

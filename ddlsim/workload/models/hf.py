@@ -15,9 +15,9 @@ Megatron way (TP x DP): word embeddings vocab-parallel, other non-layer paramete
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.registry import MODELS
 from ddlsim.types import Precision, Workload
@@ -47,9 +47,13 @@ class HfShapes:
     total_params: int
 
 
-@lru_cache(maxsize=32)
 def hf_shapes(name: str, seq_len: int = 0) -> HfShapes:
-    """Build the BERT `name` with transformers on the meta device and read its shapes (cached)."""
+    """Build the BERT `name` with transformers on the meta device and read its shapes (once per process)."""
+    memo = PROCESS_CACHES.memo("hf shapes", maxsize=32)
+    return memo.get_or_make((name, seq_len), lambda: _read_shapes(name, seq_len))
+
+
+def _read_shapes(name: str, seq_len: int) -> HfShapes:
     import torch
     import transformers
 

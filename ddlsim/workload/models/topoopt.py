@@ -24,14 +24,13 @@ from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape, mlp_matmul_params, mlp_params
 from ddlsim.workload.dlrm_partition import partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
-from ddlsim.workload.equivalent.dense_models import image_signature, mlp_signature
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.ncf import NcfShape, NcfShard
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
+from ddlsim.workload.shard_signatures import image_signature, mlp_signature
 from ddlsim.workload.transformer_layer import LayerShape
-from ddlsim.workload.vision import architecture_params, forward_flop_per_sample
 
 TOPOOPT_MODELS = ("dlrm", "candle", "bert", "ncf", "resnet50", "vgg16")
 BATCH_PER_GPU = {"dlrm": 128, "candle": 256, "bert": 16, "ncf": 128, "resnet50": 128, "vgg16": 64}
@@ -116,6 +115,8 @@ class TopoOptModel:
             dims = [CANDLE_WIDTH] * (CANDLE_LAYERS + 1) + [1]
             signature = mlp_signature(CANDLE_WIDTH, CANDLE_WIDTH, CANDLE_LAYERS, 1, self.batch, self.precision.value)
             return self._data_parallel(name, signature, mlp_params(dims), 2.0 * mlp_matmul_params(dims), memory_bytes)
+        from ddlsim.workload.vision import architecture_params, forward_flop_per_sample  # counted with torch
+
         signature = image_signature(self.model, self.batch, self.precision.value)
         return self._data_parallel(name, signature, architecture_params(self.model),
                                    forward_flop_per_sample(self.model), memory_bytes)

@@ -8,7 +8,6 @@ so that later rounds prefer pairs not yet connected: the paper's diminishing-ret
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 
 from ddlsim.errors import ConfigError
@@ -33,6 +32,8 @@ def mp_matchings(demand: np.ndarray, rounds: int) -> list[list[tuple[int, int]]]
     """
     if rounds < 0:
         raise ConfigError("rounds", rounds, "must be >= 0")
+    import networkx as nx  # networkx loads only where a graph is built (issue 15: light imports)
+
     weights = symmetric_demand(demand)
     result: list[list[tuple[int, int]]] = []
     for _ in range(rounds):

@@ -18,11 +18,14 @@ links with the least remaining demand) by a->d and c->b, which keeps every serve
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from ddlsim.errors import ConfigError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def allocate_circuits(demand: np.ndarray, degree: int, *, discount: bool = True) -> np.ndarray:
@@ -93,6 +96,8 @@ def allocate_circuits(demand: np.ndarray, degree: int, *, discount: bool = True)
 
 
 def _graph(links: np.ndarray) -> nx.DiGraph:
+    import networkx as nx  # networkx loads only where a graph is built (issue 15: light imports)
+
     graph = nx.DiGraph()
     graph.add_nodes_from(range(links.shape[0]))
     graph.add_edges_from(zip(*np.nonzero(links)))
@@ -106,6 +111,8 @@ def connect_circuits(links: np.ndarray, degree: int, demand: np.ndarray | None =
     example a component made of one server with every interface busy and no internal link), the
     circuits are returned as far as they could be connected; routing then reports the gap.
     """
+    import networkx as nx  # networkx loads only where a graph is built (issue 15: light imports)
+
     links = np.array(links, dtype=np.int64)
     n = links.shape[0]
     value = np.zeros((n, n)) if demand is None else np.asarray(demand, dtype=float)

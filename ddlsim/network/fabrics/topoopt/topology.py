@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import networkx as nx
 import numpy as np
 
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -370,6 +369,8 @@ def expander_topology(num_nodes: int, degree: int, seed: int = 0) -> DirectTopol
         raise ConfigError("degree", degree, f"must be in [1, {num_nodes - 1}] for {num_nodes} servers")
     if (num_nodes * degree) % 2:
         raise ConfigError("degree", degree, f"n x d must be even for a d-regular graph; n = {num_nodes}")
+    import networkx as nx  # networkx loads only where a graph is built (issue 15: light imports)
+
     for attempt in range(100):
         graph = nx.random_regular_graph(degree, num_nodes, seed=seed + attempt)
         if nx.is_connected(graph):

@@ -69,12 +69,19 @@ class CollectiveBreakdown:
 
 @dataclass(frozen=True)
 class IterationSummary:
-    """What one iteration was made of.
+    """What one iteration was made of, seen from the busiest device.
 
-    `compute_time_s` is the busy time of the busiest compute stream (the whole compute time
-    for one pipeline stage). `exposed_comm_time_s` is the rest of the iteration: time the
-    busiest device spends waiting rather than computing. `comm_time_s` sums every collective,
-    whether it was hidden behind compute or not; `hidden_comm_time_s` is the part that was.
+    The iteration splits into three parts that add up to `iteration_time_s`:
+
+    - `compute_time_s`: the busy time of the busiest compute stream (for a pipeline, the
+      busiest stage's);
+    - `exposed_comm_time_s`: time that device spends in its own collectives and not computing;
+    - `bubble_time_s`: time it does neither, waiting for other pipeline stages (the 1F1B
+      bubble). Always 0 for one stage, where every wait is for one of its own collectives.
+
+    `comm_time_s` sums that device's collectives, whether hidden behind compute or not;
+    `hidden_comm_time_s` is the part that was. So exposed communication never exceeds it, and
+    the communication share is `exposed_comm_time_s / iteration_time_s`.
     """
 
     iteration_time_s: float
@@ -89,6 +96,7 @@ class IterationSummary:
     compute_time_by_source_s: tuple[tuple[str, float], ...]
     compute_devices: tuple[str, ...]
     num_ops: int
+    bubble_time_s: float = 0.0
 
     @property
     def comm_fraction(self) -> float:
@@ -115,6 +123,19 @@ def _focus_stage(graph: IterationGraph) -> int | None:
     if len(stages) < 2:
         return None
     return max(sorted(busy), key=lambda stage: busy[stage]) if busy else min(stages)
+
+
+def _idle_s(graph: IterationGraph, placement: Placement, stage: int) -> float:
+    """Time in the iteration when `stage` runs no op at all (neither compute nor collective)."""
+    intervals = sorted((placement.start_s[op.index], placement.end_s[op.index]) for op in graph.ops
+                       if op.stage == stage and placement.end_s[op.index] > placement.start_s[op.index])
+    busy, reach = 0.0, 0.0
+    for start, end in intervals:
+        if end > reach:
+            busy += end - max(start, reach)
+            reach = end
+    idle = placement.makespan_s - busy
+    return idle if idle > ROUNDING * max(placement.makespan_s, 1e-300) else 0.0
 
 
 def summarize(graph: IterationGraph, placement: Placement | None = None) -> IterationSummary:
@@ -152,7 +173,10 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
     iteration_s = placement.makespan_s
     compute_s = max(compute_by_stream.values(), default=0.0)
     comm_s = sum(item.time_s for item in breakdowns)
-    exposed_s = max(iteration_s - compute_s, 0.0)
+    bubble_s = 0.0 if focus is None else _idle_s(graph, placement, focus)
+    exposed_s = max(iteration_s - compute_s - bubble_s, 0.0)
+    if focus is not None and 0 < exposed_s - comm_s <= ROUNDING * iteration_s:
+        exposed_s = comm_s  # the same durations summed in two orders
     hidden_s = comm_s - exposed_s
     if hidden_s < ROUNDING * max(iteration_s, 1e-300):
         hidden_s = 0.0  # the residue of summing the same durations in two orders, not hidden time
@@ -169,4 +193,5 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
         compute_time_by_source_s=tuple(sorted(by_source.items())),
         compute_devices=tuple(devices),
         num_ops=len(graph),
+        bubble_time_s=bubble_s,
     )

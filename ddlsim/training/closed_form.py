@@ -58,6 +58,8 @@ def one_f_one_b_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_
     lag_b = np.asarray(backward_lag_s, dtype=float).copy()
     lag_f[-1] = 0.0  # the last stage's forward and the first stage's backward hand over to nobody
     lag_b[0] = 0.0
+    if stages == 1:  # gradient accumulation: F B F B ...
+        return np.array([m * (forward[0] + backward[0])])
     if m < stages:
         return _clipped(forward, backward, lag_f, lag_b, m)
     warmup = np.arange(stages - 1, -1, -1, dtype=float)

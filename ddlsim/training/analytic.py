@@ -122,27 +122,34 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
 
 def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np.ndarray,
              focus: int | None) -> IterationSummary:
-    p, m = pipeline.stages, pipeline.micro
+    m = pipeline.micro
     iteration_s = float(tail.end_s.max())
     groups: dict[str, list] = {}
+    keys: dict[tuple, str] = {}
     stage = 0 if focus is None else focus
     for cost in pipeline.first_seen(stage):
-        _count(groups, cost.ops, m)
-    _count(groups, tail.focus_ops, 1)
+        _count(groups, keys, cost.ops, m)
+    _count(groups, keys, tail.focus_ops, 1)
     breakdowns = tuple(_breakdown(key, items) for key, items in groups.items())
+    runs: dict[int, int] = defaultdict(int)  # how many chunks run each distinct step
+    steps: dict[int, StepCost] = {}
+    for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
+        runs[id(cost)] += 1
+        steps[id(cost)] = cost
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
     num_ops = tail.num_ops
-    for s in range(p):
-        for cost in pipeline.first_seen(s):
-            num_ops += m * len(cost.ops)
-            for task, estimate, executions in cost.ops:
-                if not isinstance(task, CollectiveCall):
-                    by_source[estimate.source.value] += m * estimate.time_s * executions
-                    devices[estimate.device] = None
-        if pipeline.overlap:
-            num_ops += sum(len(pipeline.expanded[id(pipeline.costs.backward[c])][0]) - len(
-                pipeline.costs.backward[c].ops) for c in pipeline.stage_chunks(s))
+    for chunk_costs in (pipeline.costs.forward, pipeline.costs.backward):
+        for cost in chunk_costs:
+            devices.update(dict.fromkeys(cost.devices))
+    backward_ids = {id(cost) for cost in pipeline.costs.backward}
+    for ident, count in runs.items():
+        cost = steps[ident]
+        num_ops += m * count * len(cost.ops)
+        for source, time_s in cost.compute_by_source_s:
+            by_source[source] += m * count * time_s
+        if pipeline.overlap and ident in backward_ids:
+            num_ops += count * (len(pipeline.expanded[ident][0]) - len(cost.ops))
     for source, time_s in tail.by_source.items():
         by_source[source] += time_s
     devices.update(tail.devices)
@@ -167,10 +174,14 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
         bubble_time_s=bubble_s)
 
 
-def _count(groups: dict[str, list], ops, runs: int) -> None:
+def _count(groups: dict[str, list], keys: dict[tuple, str], ops, runs: int) -> None:
     for task, estimate, executions in ops:
         if isinstance(task, CollectiveCall):
-            groups.setdefault(collective_key(task), []).append((task, estimate, executions * runs))
+            signature = (task.name, task.op, task.phase)
+            key = keys.get(signature)
+            if key is None:
+                key = keys[signature] = collective_key(task)
+            groups.setdefault(key, []).append((task, estimate, executions * runs))
 
 
 def _breakdown(key: str, items: list) -> CollectiveBreakdown:

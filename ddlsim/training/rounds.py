@@ -52,40 +52,43 @@ class _Tables:
     In round r stage s runs forward micro-step r - s and backward micro-step r - s - w_s, where
     w_s is the unclipped warm-up: with few micro-batches (m v < w_s) a stage runs all its
     forwards and then, later rounds, all its backwards, which is Megatron's clipped order.
+    Lookups go through tables indexed [group, stage] with one extra group v for "no such half"
+    (cost 0, nothing handed over), so a range of rounds is a few gathers.
     """
 
     def __init__(self, forward: np.ndarray, backward: np.ndarray, lag_f: np.ndarray, lag_b: np.ndarray,
                  micro_steps: int) -> None:
-        self.forward, self.backward, self.lag_f, self.lag_b = forward, backward, lag_f, lag_b
-        self.virtual, self.stages = forward.shape
-        self.n, self.warmup = micro_steps, warmups(self.stages, self.virtual)
+        v, p = forward.shape
+        self.virtual, self.stages = v, p
+        self.n, self.warmup = micro_steps, warmups(p, v)
+        none = np.zeros((1, p))
+        self.forward = np.vstack([forward, none])
+        self.backward = np.vstack([backward, none])
+        # the lag of the step a stage waits for: stage s - 1's (stage 0: chunk g p - 1, stage p - 1's
+        # of group g - 1), and for backward stage s + 1's (stage p - 1: stage 0's of group g + 1)
+        source_f = np.full((v + 1, p), np.inf)
+        source_f[:v, 1:] = lag_f[:, :-1]
+        source_f[1:v, 0] = lag_f[:-1, -1]
+        source_b = np.full((v + 1, p), np.inf)
+        source_b[:v, :-1] = lag_b[:, 1:]
+        source_b[:v - 1, -1] = lag_b[1:, 0]
+        self.source_f, self.source_b = source_f, source_b
 
-    def build(self, first: int, count: int) -> tuple[list, ...]:
+    def build(self, first: int, count: int) -> tuple:
         p, v = self.stages, self.virtual
         stage = np.arange(p)
-        q = np.arange(first, first + count)[:, None] - stage[None, :]
-        has_f = (q >= 0) & (q < self.n)
-        b_step = q - self.warmup[None, :]
+        q = np.arange(first, first + count)[:, None] - stage
+        b_step = q - self.warmup
+        group_f = np.where((q >= 0) & (q < self.n), (q // p) % v, v)
         has_b = (b_step >= 0) & (b_step < self.n)
-        group_f = np.where(has_f, (q // p) % v, 0)
-        group_b = np.where(has_b, v - 1 - (b_step // p) % v, 0)
-        cols = np.broadcast_to(stage, q.shape)
-        cost_f = np.where(has_f, self.forward[group_f, cols], 0.0)
-        cost_b = np.where(has_b, self.backward[group_b, cols], 0.0)
-        lag_f = np.full(q.shape, np.inf)
-        lag_f[:, 1:] = np.where(has_f[:, 1:], self.lag_f[group_f[:, 1:], cols[:, :-1]], np.inf)
-        wrap_f = has_f[:, 0] & (group_f[:, 0] > 0)
-        lag_f[:, 0] = np.where(wrap_f, self.lag_f[np.maximum(group_f[:, 0] - 1, 0), p - 1], np.inf)
-        lag_b = np.full(q.shape, np.inf)
-        lag_b[:, :-1] = np.where(has_b[:, :-1], self.lag_b[group_b[:, :-1], cols[:, 1:]], np.inf)
-        wrap_b = has_b[:, -1] & (group_b[:, -1] < v - 1)
-        lag_b[:, -1] = np.where(wrap_b, self.lag_b[np.minimum(group_b[:, -1] + 1, v - 1), 0], np.inf)
+        group_b = np.where(has_b, v - 1 - (b_step // p) % v, v)
         last_b = has_b & (b_step >= self.n - p * v) & (b_step % p == p - 1)
         records = [None] * count
         for k in np.nonzero(last_b.any(axis=1))[0]:
             rows = np.nonzero(last_b[k])[0]
             records[k] = (rows, group_b[k, rows])
-        return list(cost_f), list(cost_b), list(lag_f), list(lag_b), records
+        return (self.forward[group_f, stage], self.backward[group_b, stage], self.source_f[group_f, stage],
+                self.source_b[group_b, stage], records)
 
 
 def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_s: np.ndarray,

@@ -34,6 +34,8 @@ class StepCost:
     lag_s: float
     compute_s: float
     blocks: tuple[TaskBlock, ...]
+    compute_by_source_s: tuple[tuple[str, float], ...] = ()
+    devices: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -69,6 +71,8 @@ def _price(pricer: Pricer, task) -> CollectiveEstimate | ComputeEstimate:
 def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
     ops: list[Priced] = []
     clock, handoff, compute = 0.0, None, 0.0
+    by_source: dict[str, float] = {}
+    devices: dict[str, None] = {}
     for block in blocks:
         for task in block.tasks:
             estimate = _price(pricer, task)
@@ -81,10 +85,12 @@ def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
                     handoff = clock
             else:
                 compute += duration
+                by_source[estimate.source.value] = by_source.get(estimate.source.value, 0.0) + duration
+                devices[estimate.device] = None
     if not ops:
         return StepCost((), 0.0, math.inf, 0.0, blocks)
     handoff = clock if handoff is None else handoff
-    return StepCost(tuple(ops), clock, clock - handoff, compute, blocks)
+    return StepCost(tuple(ops), clock, clock - handoff, compute, blocks, tuple(by_source.items()), tuple(devices))
 
 
 def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> list[tuple[int, ...]]:

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from timing import timed
+
 CALCULON_MS_PER_CONFIG = 1.59
 MEMORY_BYTES = 80 * 2**30
 
@@ -101,15 +103,6 @@ class Bench:
             self.pricers[device_name] = Pricer(network_timer(self.fabric, "best", reduction_model(device)),
                                                compute_timer(compute))
         return self.pricers[device_name]
-
-
-def timed(run, repeats: int) -> list[float]:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def main() -> None:

@@ -15,23 +15,15 @@ import argparse
 import importlib.util
 import statistics
 import sys
-import time
 from pathlib import Path
+
+from timing import timed
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "validate_vtrain.py"
 spec = importlib.util.spec_from_file_location("validate_vtrain", SCRIPT)
 validate = importlib.util.module_from_spec(spec)
 sys.modules.setdefault("validate_vtrain", validate)
 spec.loader.exec_module(validate)
-
-
-def timed(run, repeats: int) -> list[float]:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return times
 
 
 def main() -> None:

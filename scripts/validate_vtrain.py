@@ -98,12 +98,15 @@ def half_groups_mask(rows: pd.DataFrame, seed: int = SPLIT_SEED) -> pd.Series:
 
 @dataclass
 class Setup:
-    """Everything one simulation needs besides the row: device, compute model, collective timer."""
+    """Everything one simulation needs besides the row: device, compute model, collective timer,
+    and the caches the rows share (kernel lists of a shard shape; prices of calls and tasks)."""
 
     device: Any
     compute: Any
     collective_timer: Any
     settings: Any
+    kernel_bytes: Any = None
+    pricer: Any = None
 
 
 def compute_config(overrides: dict[str, Any] | None = None) -> Any:
@@ -127,8 +130,13 @@ def build_setup(compute_overrides: dict[str, Any] | None = None,
     device = DeviceSpec.from_config(DeviceConfig(name=DEVICE))
     compute = ComputeModel.from_config(compute_config(compute_overrides), device)
     fabric = make_fabric(FABRIC, **(fabric_overrides or {}))
+    from ddlsim.training import Pricer
+    from ddlsim.training.run import compute_timer
+    from ddlsim.workload.llm.blocks import KernelBytes
+
     timer = network_timer(fabric, ALGORITHM, reduction_model(device))
-    return Setup(device, compute, timer, TrainingSettings(schedule=schedule))
+    return Setup(device, compute, timer, TrainingSettings(schedule=schedule), KernelBytes(),
+                 Pricer(timer, compute_timer(compute)))
 
 
 def interleavable(row: Any, virtual_stages: int) -> bool:
@@ -141,19 +149,20 @@ def interleavable(row: Any, virtual_stages: int) -> bool:
 
 def simulate_row(row: Any, setup: Setup, virtual_stages: int = 1) -> Any:
     """The `TrainingResult` of one measured run (with `virtual_stages` where `interleavable`)."""
-    from ddlsim.training import Pricer, simulate_training
-    from ddlsim.training.run import compute_timer
+    from dataclasses import replace
+
+    from ddlsim.training import simulate_training
     from ddlsim.workload.models.gpt import GptConfig, GptModel
     from ddlsim.workload.parallel import ParallelConfig
 
     model = GptModel.from_config(GptConfig(d_model=int(row.d_model), heads=int(row.heads), layers=int(row.layers),
                                            seq_len=int(row.seq_len), global_batch=int(row.global_batch)))
+    model = replace(model, kernel_bytes=setup.kernel_bytes)
     parallel = ParallelConfig(tensor=int(row.tp), data=int(row.dp), pipeline=int(row.pp),
                               micro_batch=int(row.micro_batch), max_gpus=int(row.gpus),
                               virtual_stages=virtual_stages if interleavable(row, virtual_stages) else 1)
     workload = model.build_workload(parallel, setup.device.memory_bytes)
-    pricer = Pricer(setup.collective_timer, compute_timer(setup.compute))
-    return simulate_training(workload, pricer, setup.settings)
+    return simulate_training(workload, setup.pricer, setup.settings)
 
 
 def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> pd.DataFrame:

@@ -11,11 +11,15 @@ from ddlsim.report.plots_collectives import collective_figures, hybrid_figures
 from ddlsim.report.plots_training import training_figures
 
 KINDS = ("training", "collective", "hybrid")
+NO_FIGURES = ("search",)  # plan-search rows: the report prints the fabrics' best plans instead
 
 
 def table_kind(frame: pd.DataFrame) -> str | None:
-    """``training`` (train task rows), ``hybrid`` (hybrid-parallel rows), ``collective``, or None."""
+    """``search`` (plan-search rows, no figures), ``training`` (train task rows), ``hybrid``
+    (hybrid-parallel rows), ``collective``, or None."""
     columns = set(frame.columns)
+    if "plan_rank" in columns:
+        return "search"
     if "iteration_time_s" in columns:
         return "training"
     if {"cu_bandwidth_bps", "time_s", "num_ranks"} <= columns:
@@ -31,7 +35,7 @@ def draw_figures(frame: pd.DataFrame, directory: Path, *, kinds: Sequence[str] =
     if frame.empty:
         return []
     wanted = [table_kind(frame)] if list(kinds) == ["auto"] else list(kinds)
-    unknown = [kind for kind in wanted if kind is not None and kind not in KINDS]
+    unknown = [kind for kind in wanted if kind is not None and kind not in KINDS + NO_FIGURES]
     if unknown:
         raise ValueError(f"unknown figure kind {unknown[0]!r}; choose auto or one of {', '.join(KINDS)}")
     paths: list[Path] = []

@@ -161,9 +161,9 @@ def frame_of(jobs: SweepJobs) -> pd.DataFrame:
             jobs.good.remove((directory, marker))
             jobs.damaged[directory] = f"{CSV_NAME} cannot be read ({' '.join(str(error).split())})"
             continue
-        frame.insert(0, "job", directory.name)
-        frame.insert(1, "overrides", " ".join(marker.get("overrides", ())))
-        frames.append(frame)
+        labels = pd.DataFrame({"job": directory.name, "overrides": " ".join(marker.get("overrides", ()))},
+                              index=frame.index)
+        frames.append(pd.concat([labels, frame], axis=1))  # one concat: a wide frame stays unfragmented
     frames = [frame for frame in frames if not frame.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

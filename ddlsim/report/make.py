@@ -11,6 +11,7 @@ from ddlsim.report.figures import draw_figures, table_kind
 from ddlsim.report.quantities import format_number
 from ddlsim.report.reference import side_by_side
 from ddlsim.report.results import write_results
+from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.report.settings import ReportSettings
 from ddlsim.report.summary import collective_summary, hybrid_summary, training_summary
 
@@ -26,6 +27,8 @@ class Report:
 
 def summary_text(frame: pd.DataFrame, settings: ReportSettings) -> str:
     kind = table_kind(frame)
+    if kind == "search":
+        return fabric_comparison(frame)
     if kind == "training":
         return training_summary(frame, x=settings.x, baseline=settings.baseline)
     if kind == "collective":

@@ -26,6 +26,8 @@ from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.registry import omegaconf_error_to_config_error
 
+ENGINES = ("auto", "events")
+
 
 class Overlap(StrEnum):
     NONE = "none"
@@ -34,12 +36,18 @@ class Overlap(StrEnum):
 
 @dataclass
 class TrainingConfig:
-    """The `training` config group: how compute and communication are laid out in time."""
+    """The `training` config group: how compute and communication are laid out in time.
+
+    `engine`: ``auto`` sums a pipelined iteration up in closed form where that is exact
+    (`ddlsim.training.analytic`) and lays every op out otherwise; ``events`` always lays every op
+    out (the same numbers within floating rounding, slower).
+    """
 
     overlap: str = "none"
     bucket_size: str = "25MiB"
     schedule: str = "auto"
     trace: bool = False  # write the iteration timeline as trace.json into the run's output directory
+    engine: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class TrainingSettings:
     bucket_size_bytes: int = 25 * units.MEBI
     schedule: str = "auto"
     trace: bool = False
+    engine: str = "auto"
 
     def __post_init__(self) -> None:
         try:
@@ -67,12 +76,14 @@ class TrainingSettings:
             raise ConfigError("bucket_size", self.bucket_size_bytes, "must be at least 1 byte")
         if not self.schedule:
             raise ConfigError("schedule", self.schedule, "must name a schedule or be 'auto'")
+        if self.engine not in ENGINES:
+            raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
 
     @classmethod
     def from_config(cls, config: TrainingConfig) -> TrainingSettings:
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
-                   schedule=config.schedule, trace=bool(config.trace))
+                   schedule=config.schedule, trace=bool(config.trace), engine=config.engine)
 
 
 def training_settings(node: Any) -> TrainingSettings:

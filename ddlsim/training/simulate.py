@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
@@ -93,11 +94,21 @@ def build_graph(workload: Workload, pricer: Pricer, settings: TrainingSettings) 
     return select_schedule(settings, workload)(workload, pricer, settings)
 
 
+def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationSummary:
+    """The iteration summed up: in closed form where `analytic_iteration` applies (and
+    ``settings.engine`` is ``auto``), else from the placed graph of every op."""
+    if settings.engine == "auto":
+        summary = analytic_iteration(workload, pricer, settings)
+        if summary is not None:
+            return summary
+    graph = build_graph(workload, pricer, settings)
+    return summarize(graph, place(graph))
+
+
 def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSettings | None = None, *,
                       fabric: Any = None) -> TrainingResult:
     """Schedule one iteration of `workload`, place it in time and sum it up."""
     settings = settings or TrainingSettings()
-    graph = build_graph(workload, pricer, settings)
-    summary = summarize(graph, place(graph))
+    summary = iteration_summary(workload, pricer, settings)
     energy = network_energy(fabric, workload.num_ranks, summary.iteration_time_s, workload.num_steps)
     return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy)

@@ -1,0 +1,99 @@
+"""Speed of `task=search`: plans per second for a 70B model on 1,024 to 16,384 GPUs, and the whole
+search of Llama-3-70B on 1,024 H100s over the SuperPod and RAMP.
+
+    python benchmarks/bench_search.py [--repeats 3] [--gpus 1024 4096 16384] [--no-cli]
+
+1. Warm caches: one `PlanSearch` per fabric (its `Pricer`, the collective estimator's caches and
+   its bound cache warm after a first search); each budget is searched `--repeats` more times and
+   the median is printed with the counts: enumerated, invalid (a rule, no arithmetic), over memory
+   (rejected by the memory bound), pruned (rejected by the time bound), priced. Plans per second
+   counts the plans settled by a bound or by pricing (over memory + pruned + priced), on one core
+   (the search is single-threaded); the rate of priced plans alone is printed too.
+2. Cold: the whole command `ddlsim -m experiment=search fabric=ramp,superpod model=hf
+   model.config=llama3_70b`, wall time from a fresh process (imports, fabrics, cold prices), as a
+   user runs it on this 2-core machine.
+
+Calculon's exhaustive search ran at 170-434 configurations per second on one core of this machine
+(measured by the author of issue 16; quoted here, not measured by this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CALCULON_PLANS_PER_S = "170-434"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def build_search(fabric_name: str):
+    import ddlsim.workload.models  # noqa: F401  (registers model=hf)
+    from ddlsim.compute.devices import DeviceConfig, DeviceSpec
+    from ddlsim.compute.model import ComputeConfig, ComputeModel
+    from ddlsim.network.api import make_fabric
+    from ddlsim.registry import MODELS
+    from ddlsim.tasks.search import PlanSearch
+    from ddlsim.tasks.search_space import SearchSpace
+    from ddlsim.training import TrainingSettings
+
+    device = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
+    compute = ComputeModel.from_config(ComputeConfig(), device)
+    model = MODELS.make("hf", config="llama3_70b", global_batch=1024)
+    return PlanSearch(model, device, compute, make_fabric(fabric_name), "best", TrainingSettings(), SearchSpace())
+
+
+def warm(args: argparse.Namespace) -> None:
+    print(f"Calculon: {CALCULON_PLANS_PER_S} configurations per second per core (measured by the author of "
+          "issue 16 on this machine; quoted, not measured here)\n")
+    print("Llama-3-70B (global batch 1,024 x 8,192 tokens), H100, warm caches, one core:")
+    header = (f"{'fabric':<9} {'GPUs':>7} {'enumerated':>10} {'invalid':>8} {'memory':>7} {'pruned':>7} "
+              f"{'priced':>6} {'evaluate s':>10} {'price s':>8} {'plans/s':>8} {'priced/s':>8}")
+    print(header)
+    for fabric in ("superpod", "ramp"):
+        search = build_search(fabric)
+        for gpus in args.gpus:
+            search.search(gpus)  # fills the caches
+            runs = [search.search(gpus)[1] for _ in range(args.repeats)]
+            seconds = statistics.median(stats.seconds for stats in runs)
+            stats = runs[0]
+            evaluate = statistics.median(item.evaluate_s for item in runs)
+            price = statistics.median(item.price_s for item in runs)
+            print(f"{fabric:<9} {gpus:>7,} {stats.enumerated:>10,} {stats.invalid:>8,} {stats.over_memory:>7,} "
+                  f"{stats.pruned:>7,} {stats.priced:>6,} {evaluate:>10.3f} {price:>8.3f} "
+                  f"{stats.evaluated / seconds:>8,.0f} {stats.priced / price if price else 0:>8,.0f}")
+
+
+def cold() -> None:
+    command = [sys.executable, "-m", "ddlsim.cli", "-m", "experiment=search", "fabric=ramp,superpod", "model=hf",
+               "model.config=llama3_70b"]
+    with tempfile.TemporaryDirectory() as directory:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        start = time.perf_counter()
+        done = subprocess.run([*command, f"hydra.sweep.dir={directory}/sweep"], cwd=directory, env=env,
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+    if done.returncode:
+        print(done.stdout[-2000:], done.stderr[-2000:])
+        raise SystemExit(f"the search command failed ({done.returncode})")
+    print(f"\n{' '.join(command[2:])}: {seconds:.1f} s wall, fresh process, this machine's 2 cores")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--gpus", type=int, nargs="+", default=[1024, 4096, 16384])
+    parser.add_argument("--no-cli", action="store_true", help="skip the whole-command measurement")
+    args = parser.parse_args()
+    warm(args)
+    if not args.no_cli:
+        cold()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""A pipelined iteration summed up without building its graph: the fast path of `simulate_training`.
+
+`analytic_iteration(workload, pricer, settings)` returns the `IterationSummary` that
+`summarize(build_graph(...))` would return for the 1F1B and interleaved schedules, equal within
+floating rounding (tests/training/test_analytic.py checks every field on random workloads):
+
+1. each chunk's forward and backward step is priced once (`steps.py`);
+2. every stage's end of pipeline comes from the closed form of 1F1B (`closed_form.py`) or from
+   the interleaved round engine (`rounds.py`), neither of which depends on the number of
+   micro-batches;
+3. the per-iteration tail (gradient reductions, cross-stage all-reduces, optimizer) follows
+   `pipeline._add_tail` stage by stage, buckets included (`tail.py`);
+4. the summary adds up each step's ops times its number of runs.
+
+It returns None where those assumptions do not hold (a schedule other than 1F1B/interleaved, a
+warm-up clipped by few micro-batches, an empty step handing over to a neighbour in 1F1B, a step
+whose hand-over moves when its repeats are expanded), and `simulate_training` then lays the graph
+out op by op.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from ddlsim.training.closed_form import one_f_one_b_ends
+from ddlsim.training.interleaved import interleaved_schedule
+from ddlsim.training.pipeline import micro_batches, one_f_one_b_schedule, split_steps, virtual_stages
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.rounds import interleaved_ends
+from ddlsim.training.schedules import pipeline_stages, select_schedule
+from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.training.steps import ChunkSteps, StepCost, chunk_steps
+from ddlsim.training.tail import TailResult, run_tail, tail_compute
+from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
+from ddlsim.types import CollectiveCall, Workload
+
+
+class _Pipeline:
+    """Stage ends and last-backward starts of one pipelined workload, or why there are none."""
+
+    def __init__(self, workload: Workload, pricer: Pricer, settings: TrainingSettings) -> None:
+        self.stages, self.virtual, self.micro = pipeline_stages(workload), virtual_stages(workload), \
+            micro_batches(workload)
+        self.chunks = self.stages * self.virtual
+        self.steps = split_steps(workload)
+        self.costs: ChunkSteps = chunk_steps(self.steps, self.chunks, pricer)
+        self.overlap = settings.overlap is Overlap.DP_BACKWARD
+        self.bucket_size_bytes = settings.bucket_size_bytes
+        self.expanded: dict[int, tuple] = {}  # id(StepCost) -> StepCost.expanded(pricer)
+        if self.overlap:
+            for cost in self.costs.backward:
+                if id(cost) not in self.expanded:
+                    self.expanded[id(cost)] = cost.expanded(pricer)
+
+    def chunk(self, group: int, stage: int) -> int:
+        return group * self.stages + stage
+
+    def supported(self) -> bool:
+        p, v, m = self.stages, self.virtual, self.micro
+        if m < 1 or (v > 1 and m % p):
+            return False
+        if v == 1:
+            lags = [cost.lag_s for cost in self.costs.forward[:-1]] + [cost.lag_s for cost in self.costs.backward[1:]]
+            if not all(math.isfinite(lag) for lag in lags):
+                return False
+        if self.overlap:  # the last micro-batch's backward is expanded; its hand-over must not move
+            for chunk, cost in enumerate(self.costs.backward):
+                lag = self.expanded[id(cost)][3]
+                if chunk > 0 and not (lag == cost.lag_s or (math.isfinite(lag) and
+                                                             abs(lag - cost.lag_s) <= 1e-12 * cost.duration_s)):
+                    return False
+        return True
+
+    def ends(self, trace: int) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]:
+        """(end of every stage's pipeline, start of the last micro-batch's backward of every chunk
+        indexed [stage, group], and with overlap the `trace` stage's steps from its last micro-batch's
+        first backward on)."""
+        p, v = self.stages, self.virtual
+        forward = np.array([[cost.duration_s for cost in self.costs.forward[g * p:(g + 1) * p]] for g in range(v)])
+        backward = np.array([[cost.duration_s for cost in self.costs.backward[g * p:(g + 1) * p]] for g in range(v)])
+        lag_f = np.array([[cost.lag_s for cost in self.costs.forward[g * p:(g + 1) * p]] for g in range(v)])
+        lag_b = np.array([[cost.lag_s for cost in self.costs.backward[g * p:(g + 1) * p]] for g in range(v)])
+        if v == 1:
+            end = one_f_one_b_ends(forward[0], backward[0], lag_f[0], lag_b[0], self.micro)
+            starts = end - backward[0]
+            return end, starts[:, None], [(float(starts[trace]), float(end[trace]))] if self.overlap else []
+        result = interleaved_ends(forward, backward, lag_f, lag_b, self.micro, trace if self.overlap else None)
+        return result.end_s, result.last_backward_start_s, result.intervals
+
+    def stage_chunks(self, stage: int) -> list[int]:
+        return [self.chunk(group, stage) for group in range(self.virtual)]
+
+    def first_seen(self, stage: int) -> list[StepCost]:
+        """The stage's steps in the order their ops first appear: forwards by group, backwards from
+        the last group (warm-up runs every forward group before the first backward)."""
+        chunks = self.stage_chunks(stage)
+        return [self.costs.forward[c] for c in chunks] + [self.costs.backward[c] for c in reversed(chunks)]
+
+
+def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationSummary | None:
+    """The pipelined iteration's summary in closed form, or None where the event simulation is needed."""
+    schedule = select_schedule(settings, workload)
+    if schedule is not one_f_one_b_schedule and schedule is not interleaved_schedule:
+        return None
+    pipeline = _Pipeline(workload, pricer, settings)
+    if not pipeline.supported():
+        return None
+    p, m = pipeline.stages, pipeline.micro
+    stream = np.array([m * sum(pipeline.costs.forward[c].duration_s + pipeline.costs.backward[c].duration_s
+                               for c in pipeline.stage_chunks(s)) for s in range(p)])
+    compute = np.array([m * sum(pipeline.costs.forward[c].compute_s + pipeline.costs.backward[c].compute_s
+                                for c in pipeline.stage_chunks(s)) for s in range(p)])
+    busy = compute + tail_compute(pipeline.steps.tail, pricer, p)
+    focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
+    end, last_backward, intervals = pipeline.ends(focus)
+    tail = run_tail(workload, pricer, pipeline, end, last_backward, focus, intervals)
+    return _summary(pipeline, tail, busy, stream, focus if p > 1 else None)
+
+
+def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np.ndarray,
+             focus: int | None) -> IterationSummary:
+    m = pipeline.micro
+    iteration_s = float(tail.end_s.max())
+    groups: dict[str, list] = {}
+    keys: dict[tuple, str] = {}
+    stage = 0 if focus is None else focus
+    for cost in pipeline.first_seen(stage):
+        _count(groups, keys, cost.ops, m)
+    _count(groups, keys, tail.focus_ops, 1)
+    breakdowns = tuple(_breakdown(key, items) for key, items in groups.items())
+    runs: dict[int, int] = defaultdict(int)  # how many chunks run each distinct step
+    steps: dict[int, StepCost] = {}
+    for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
+        runs[id(cost)] += 1
+        steps[id(cost)] = cost
+    by_source: dict[str, float] = defaultdict(float)
+    devices: dict[str, None] = {}
+    num_ops = tail.num_ops
+    for chunk_costs in (pipeline.costs.forward, pipeline.costs.backward):
+        for cost in chunk_costs:
+            devices.update(dict.fromkeys(cost.devices))
+    backward_ids = {id(cost) for cost in pipeline.costs.backward}
+    for ident, count in runs.items():
+        cost = steps[ident]
+        num_ops += m * count * len(cost.ops)
+        for source, time_s in cost.compute_by_source_s:
+            by_source[source] += m * count * time_s
+        if pipeline.overlap and ident in backward_ids:
+            num_ops += count * (len(pipeline.expanded[ident][0]) - len(cost.ops))
+    for source, time_s in tail.by_source.items():
+        by_source[source] += time_s
+    devices.update(tail.devices)
+    compute_s = float(busy.max())
+    comm_s = sum(item.time_s for item in breakdowns)
+    bubble_s = 0.0
+    if focus is not None:
+        idle = iteration_s - (float(stream[focus]) + tail.focus_stream_s + tail.focus_bucket_extra_s)
+        bubble_s = idle if idle > ROUNDING * max(iteration_s, 1e-300) else 0.0
+    exposed_s = max(iteration_s - compute_s - bubble_s, 0.0)
+    if focus is not None and 0 < exposed_s - comm_s <= ROUNDING * iteration_s:
+        exposed_s = comm_s  # the same durations summed in two orders
+    hidden_s = comm_s - exposed_s
+    if hidden_s < ROUNDING * max(iteration_s, 1e-300):
+        hidden_s = 0.0
+    return IterationSummary(
+        iteration_time_s=iteration_s, compute_time_s=compute_s, comm_time_s=comm_s, exposed_comm_time_s=exposed_s,
+        hidden_comm_time_s=hidden_s, comm_latency_s=sum(item.latency_s for item in breakdowns),
+        comm_transfer_s=sum(item.transfer_s for item in breakdowns),
+        comm_reduction_s=sum(item.compute_s for item in breakdowns), collectives=breakdowns,
+        compute_time_by_source_s=tuple(sorted(by_source.items())), compute_devices=tuple(devices), num_ops=num_ops,
+        bubble_time_s=bubble_s)
+
+
+def _count(groups: dict[str, list], keys: dict[tuple, str], ops, runs: int) -> None:
+    for task, estimate, executions in ops:
+        if isinstance(task, CollectiveCall):
+            signature = (task.name, task.op, task.phase)
+            key = keys.get(signature)
+            if key is None:
+                key = keys[signature] = collective_key(task)
+            groups.setdefault(key, []).append((task, estimate, executions * runs))
+
+
+def _breakdown(key: str, items: list) -> CollectiveBreakdown:
+    first = items[0][0]
+    return CollectiveBreakdown(
+        key=key, op=first.op.value, algorithm="+".join(dict.fromkeys(estimate.algorithm for _, estimate, _ in items)),
+        calls=sum(runs for _, _, runs in items), size_bytes=sum(task.size_bytes * runs for task, _, runs in items),
+        group_size=first.group.size, time_s=sum(estimate.time_s * runs for _, estimate, runs in items),
+        latency_s=sum(estimate.latency_s * runs for _, estimate, runs in items),
+        transfer_s=sum(estimate.transfer_s * runs for _, estimate, runs in items),
+        compute_s=sum(estimate.compute_s * runs for _, estimate, runs in items))
+
+
+__all__ = ["analytic_iteration"]

@@ -44,6 +44,14 @@ def check_bcube(radix: int, levels: int) -> int:
     return int(radix) ** int(levels)
 
 
+def bcube_bisection_bps(radix: int, levels: int, per_cu_bps: float) -> float | None:
+    """The lower half of the CU ids is the lower half of the top digit (r even): every flow across
+    leaves a CU of one half on its top-level port towards the other half, `per_cu_bps` per CU."""
+    if radix % 2:
+        return None
+    return radix ** levels // 2 * per_cu_bps
+
+
 def digits(cus: np.ndarray, radix: int, levels: int) -> np.ndarray:
     """Shape (..., L): digit l of every CU."""
     cus = np.asarray(cus, dtype=np.int64)
@@ -140,6 +148,17 @@ class Sipac(Fabric):
 
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.hop_latency_s + self.io_latency_s, 8.0 / self.pair_bandwidth_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """L ports, each reaching its r - 1 neighbours at b (the group back to the sender is idle)."""
+        return self.levels * (self.radix - 1) * self.pair_bandwidth_bps
+
+    def bisection_bps(self) -> float | None:
+        return bcube_bisection_bps(self.radix, self.levels, self.radix // 2 * self.pair_bandwidth_bps)
+
+    def min_latency_s(self) -> float:
+        return self.io_latency_s + self.hop_latency_s
 
     def describe(self) -> dict[str, object]:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes, "sipac_r": self.radix,

@@ -64,6 +64,21 @@ class OpsquareFabric(Fabric):
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.relay_latency_s, units.BITS_PER_BYTE / self.params.channel_bps
 
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """P intra-pod transceivers and one inter-pod transceiver, a full channel each."""
+        return self.topology.channels_per_node * self.params.channel_bps
+
+    def bisection_bps(self) -> float | None:
+        """With N even the lower half of the ids is the lower half of the pods: every flow across
+        leaves on an inter-pod transmitter of its half (a relay sits in the destination's pod)."""
+        if self.topology.num_pods % 2:
+            return None
+        return self.num_nodes // 2 * self.params.channel_bps
+
+    def min_latency_s(self) -> float:
+        return self.params.hop_latency_s
+
     # -- resources: [transmitters | receivers], each node * (P + 1) + channel ----------------------
     @cached_property
     def _capacity(self) -> np.ndarray:

@@ -130,6 +130,17 @@ class DirectConnectFabric(Fabric):
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.link_latency_s, units.BITS_PER_BYTE / self.link_bandwidth_bps
 
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """A GPU's port into its server (when it has server mates) plus, at most, all of its
+        server's d interfaces (one GPU may have them to itself)."""
+        inside = self.intra_server_bandwidth_bps if self.gpus_per_server > 1 else 0.0
+        return inside + self.degree * self.link_bandwidth_bps
+
+    def min_latency_s(self) -> float:
+        return min(self.link_latency_s, self.intra_server_latency_s) if self.gpus_per_server > 1 \
+            else self.link_latency_s
+
     def _latency(self, hops: np.ndarray) -> np.ndarray:
         return hops * self.link_latency_s + np.maximum(hops - 1, 0) * self.forwarding_latency_s
 

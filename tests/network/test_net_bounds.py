@@ -231,24 +231,44 @@ def check_prices(fabric, algorithm_name: str, layouts) -> int:
     return checked
 
 
+# Fabrics that choose circuits per step (Algorithm 5 in Python) or route on a random graph price
+# a step in tens of milliseconds: their groups above 100 ranks run in the slow suite.
+CIRCUIT_PER_STEP = ("ocs_reconfig", "sipml", "expander")
+
+
+def default_layouts(fabric_name: str) -> tuple[tuple[int, int], ...]:
+    return tuple(layout for layout in SMALL if fabric_name not in CIRCUIT_PER_STEP or layout[0] <= 100)
+
+
 @pytest.mark.parametrize("algorithm_name", ALGORITHM_NAMES)
 @pytest.mark.parametrize("fabric_name", DEFAULT_FABRICS)
-def test_no_price_is_below_the_bound(fabric_name, algorithm_name):
+def test_no_price_is_below_the_bound(fabric_name, algorithm_name, record_property):
     fabric = make_fabric(fabric_name)
-    if not any(property_cases(fabric, algorithm_name, SMALL)):
+    layouts = default_layouts(fabric_name)
+    if not any(property_cases(fabric, algorithm_name, layouts)):
         pytest.skip(f"{algorithm_name} runs on no layout of {fabric_name} (co-designed for another fabric)")
-    assert check_prices(fabric, algorithm_name, SMALL) > 0
+    checked = check_prices(fabric, algorithm_name, layouts)
+    record_property("bound_cases", checked)  # summed from --junitxml for the count of cases
+    if checked == 0:
+        pytest.skip(f"every call of {algorithm_name} on these layouts of {fabric_name} is infeasible")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm_name", ALGORITHM_NAMES)
 @pytest.mark.parametrize("fabric_name", sorted({*DEFAULT_FABRICS, *VARIANTS}))
-def test_no_price_is_below_the_bound_at_scale(fabric_name, algorithm_name):
+def test_no_price_is_below_the_bound_at_scale(fabric_name, algorithm_name, record_property):
+    """The layouts the default run leaves out: large groups, and every YAML variant."""
     fabric = make_fabric(fabric_name)
-    layouts = LARGE if fabric_name in DEFAULT_FABRICS else SMALL + LARGE
+    if fabric_name in DEFAULT_FABRICS:
+        layouts = tuple(layout for layout in SMALL + LARGE if layout not in default_layouts(fabric_name))
+    else:
+        layouts = SMALL + LARGE
     if not any(property_cases(fabric, algorithm_name, layouts)):
-        pytest.skip(f"{algorithm_name} runs on no large layout of {fabric_name}")
-    assert check_prices(fabric, algorithm_name, layouts) > 0
+        pytest.skip(f"{algorithm_name} runs on no further layout of {fabric_name}")
+    checked = check_prices(fabric, algorithm_name, layouts)
+    record_property("bound_cases", checked)
+    if checked == 0:
+        pytest.skip(f"every call of {algorithm_name} on these layouts of {fabric_name} is infeasible")
 
 
 HYPOTHESIS_FABRICS = {name: make_fabric(name) for name in ("ideal", "superpod", "ramp", "torus2d", "sipac",

@@ -5,7 +5,7 @@
 `size_bytes` is S in the nccl-tests convention (`ddlsim.types.CollectiveCall`); n is the group
 size; every group of `layout` runs at once. The bound is
 
-    min_latency_s + max(node egress term, node ingress term, bisection term)
+    min_latency_s + max(node egress term, node ingress term, bisection term, domain terms)
 
 - **Node terms.** Bytes that must leave (enter) one rank, over the fabric's `node_egress_bps`
   (`node_ingress_bps`); capacities are the same on every node of a fabric, so where only the
@@ -31,12 +31,17 @@ size; every group of `layout` runs at once. The bound is
   The all-reduce figure without in-network reduction is the one-way gossip bound: every element
   needs n - 1 receptions before some rank holds the sum and n - 1 more after (Patarasuk and
   Yuan 2009 give the same 2(n-1)/n S); a multicast copy still counts once per receiver.
-- **Bisection term** (where the fabric declares `bisection_bps`): with A the lower half of the
-  fabric's node ids and k the members of a group in A, the bytes that must cross, summed over
-  all concurrent groups, in the busier direction: all_to_all k(n-k)/n S; all_gather k/n S into
-  B (each block crosses once, then B can forward it); reduce_scatter (n-k)/n S into B (A's
-  partial sums of B's blocks); all_reduce S each way; broadcast and reduce S, gather and
-  scatter the far side's blocks, send_recv S, when the group straddles the cut.
+- **Cut terms.** For a set A of nodes with k members of a group inside, the bytes that must
+  leave and enter A: all_to_all k(n-k)/n S each way; all_gather k/n S out and (n-k)/n S in
+  (each block crosses once, then it can be forwarded); reduce_scatter (n-k)/n S out (A's partial
+  sums of the outside blocks) and k/n S in; all_reduce S each way; broadcast S out of the root's
+  side and into every other; reduce the reverse; gather and scatter the blocks of the side
+  without the root; send_recv S; whenever the group straddles the cut. Summed over concurrent
+  groups, over the cut's capacity. All-reduce and reduce-scatter also get the node table's
+  averages with each domain as one node (m domains touched: 2(m-1)/m S and (m-1)/m S in).
+  The cuts are the fabric's bisection (`bisection_bps`: A = the lower half of the node ids) and
+  its domains (`domain_cuts`: every aligned block of node ids of a declared size, e.g. a DGX's
+  8 GPUs behind their 8 NICs, a TopoOpt server behind its d interfaces, an OPSquare pod).
 - **Latency.** Every algorithm moves data in at least one step, and every step pays at least
   the fabric's `min_latency_s` (one hop); a barrier, which carries no data, pays it too. Nothing
   is charged for an empty message or a one-rank group.
@@ -50,7 +55,7 @@ import numpy as np
 
 from ddlsim.errors import DdlsimError
 from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.placement import Placement, group_bases, job_ranks
+from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.types import CollectiveOp, GroupLayout
 from ddlsim.units import BITS_PER_BYTE
 
@@ -65,16 +70,17 @@ class BelowPhysicalBoundError(DdlsimError, AssertionError):
 
 @dataclass(frozen=True)
 class BoundTerms:
-    """The parts of the bound, in seconds: the bound is latency_s + max(the three others)."""
+    """The parts of the bound, in seconds: the bound is latency_s + max(the others)."""
 
     latency_s: float
     egress_s: float
     ingress_s: float
     bisection_s: float
+    domain_s: float = 0.0
 
     @property
     def time_s(self) -> float:
-        return self.latency_s + max(self.egress_s, self.ingress_s, self.bisection_s)
+        return self.latency_s + max(self.egress_s, self.ingress_s, self.bisection_s, self.domain_s)
 
 
 def lower_bound_s(fabric: Fabric, op: CollectiveOp | str, size_bytes: int, layout: GroupLayout, root: int = 0,
@@ -85,22 +91,29 @@ def lower_bound_s(fabric: Fabric, op: CollectiveOp | str, size_bytes: int, layou
 
 def bound_terms(fabric: Fabric, op: CollectiveOp | str, size_bytes: int, layout: GroupLayout, root: int = 0,
                 placement: Placement | None = None) -> BoundTerms:
-    """The bound's latency, node egress, node ingress and bisection terms."""
+    """The bound's latency, node egress, node ingress, bisection and domain terms."""
     op = CollectiveOp(op)
     n = layout.size
     if n < 2 or (size_bytes == 0 and op is not Op.BARRIER):
         return BoundTerms(0.0, 0.0, 0.0, 0.0)
-    out_bytes, in_bytes = node_bytes(op, size_bytes, n, multicast=fabric.supports_multicast(),
-                                     in_network=fabric.reduces_in_network())
+    multicast, in_network = fabric.supports_multicast(), fabric.reduces_in_network()
+    out_bytes, in_bytes = node_bytes(op, size_bytes, n, multicast=multicast, in_network=in_network)
     egress_s = out_bytes * BITS_PER_BYTE / fabric.node_egress_bps()
     ingress_s = in_bytes * BITS_PER_BYTE / fabric.node_ingress_bps()
-    bisection_s = 0.0
+    bisection_s = domain_s = 0.0
     capacity = fabric.bisection_bps()
-    if capacity and size_bytes:
-        crossing = bisection_bytes(op, size_bytes, layout, root, fabric.num_nodes // 2,
-                                   placement if placement is not None else fabric.place(layout.job_ranks))
-        bisection_s = crossing * BITS_PER_BYTE / capacity
-    return BoundTerms(fabric.min_latency_s(), egress_s, ingress_s, bisection_s)
+    cuts = fabric.domain_cuts()
+    if size_bytes and (capacity or cuts) and op is not Op.BARRIER:
+        place = placement if placement is not None else fabric.place(layout.job_ranks)
+        nodes = _member_nodes(layout, place)
+        if capacity:
+            side = (nodes >= fabric.num_nodes // 2).astype(np.int64)
+            bisection_s = _cut_time_s(op, size_bytes, n, side, root, capacity, capacity, multicast, in_network)
+        for cut in cuts:
+            if cut.size_nodes > 1:
+                domain_s = max(domain_s, _cut_time_s(op, size_bytes, n, nodes // cut.size_nodes, root,
+                                                     cut.egress_bps, cut.ingress_bps, multicast, in_network))
+    return BoundTerms(fabric.min_latency_s(), egress_s, ingress_s, bisection_s, domain_s)
 
 
 def node_bytes(op: CollectiveOp, size_bytes: int, n: int, *, multicast: bool = False,
@@ -127,46 +140,63 @@ def node_bytes(op: CollectiveOp, size_bytes: int, n: int, *, multicast: bool = F
     return 0.0, 0.0
 
 
-def bisection_bytes(op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int, half: int,
-                    placement: Placement) -> float:
-    """Bytes that must cross the cut between nodes [0, half) and the rest, in the busier direction,
-    summed over every group of `layout`."""
-    inside, root_inside = _members_below(layout, root, half, placement)
-    n = layout.size
-    k = inside.astype(np.float64)
-    far = n - k
+def _member_nodes(layout: GroupLayout, placement: Placement) -> np.ndarray:
+    """Fabric node of every member, shape (groups, group size)."""
+    return placement.node_of(job_ranks(layout, np.arange(layout.size)))
+
+
+def cut_bytes(op: CollectiveOp, size_bytes: int, n: int, k: np.ndarray, root_inside: np.ndarray, *,
+              in_network: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes that must leave and enter a set of nodes holding k >= 1 members of a group of n
+    (`root_inside`: whether the root is among them), per (group, set) entry."""
     s = float(size_bytes)
-    split = (inside > 0) & (inside < n)
+    k = k.astype(np.float64)
+    far = n - k
+    split = far > 0
     if op is Op.ALL_TO_ALL:
-        forward = backward = k * far * s / n
-    elif op is Op.ALL_GATHER:
-        forward, backward = np.where(far > 0, k, 0) * s / n, np.where(k > 0, far, 0) * s / n
-    elif op is Op.REDUCE_SCATTER:
-        forward, backward = np.where(k > 0, far, 0) * s / n, np.where(far > 0, k, 0) * s / n
-    elif op is Op.ALL_REDUCE:
-        forward = backward = np.where(split, s, 0.0)
-    elif op in (Op.BROADCAST, Op.SEND_RECV):
-        forward, backward = np.where(split & root_inside, s, 0.0), np.where(split & ~root_inside, s, 0.0)
-    elif op is Op.REDUCE:
-        forward, backward = np.where(split & ~root_inside, s, 0.0), np.where(split & root_inside, s, 0.0)
-    elif op is Op.GATHER:
-        forward, backward = np.where(root_inside, 0, k) * s / n, np.where(root_inside, far, 0) * s / n
-    elif op is Op.SCATTER:
-        forward, backward = np.where(root_inside, far, 0) * s / n, np.where(root_inside, 0, k) * s / n
-    else:
-        return 0.0
-    return max(float(np.sum(forward)), float(np.sum(backward)))
+        out = k * far * s / n
+        return out, out
+    if op is Op.ALL_GATHER:
+        return np.where(split, k, 0) * s / n, far * s / n
+    if op is Op.REDUCE_SCATTER:
+        return far * s / n, np.where(split, k, 0) * s / n
+    if op is Op.ALL_REDUCE:
+        both = np.where(split, s, 0.0)
+        return both, both
+    if op in (Op.BROADCAST, Op.SEND_RECV):
+        return np.where(split & root_inside, s, 0.0), np.where(root_inside, 0.0, s)
+    if op is Op.REDUCE:
+        return np.where(root_inside, 0.0, s), np.where(split & root_inside, s, 0.0)
+    if op is Op.GATHER:
+        return np.where(root_inside, 0.0, k * s / n), np.where(root_inside, far * s / n, 0.0)
+    if op is Op.SCATTER:
+        return np.where(root_inside, far * s / n, 0.0), np.where(root_inside, 0.0, k * s / n)
+    zero = np.zeros(k.size)
+    return zero, zero
 
 
-def _members_below(layout: GroupLayout, root: int, half: int, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """Per group: how many members sit on nodes below `half`, and whether its root does."""
-    if placement.nodes is None:  # node = rank: count in closed form, one row per group
-        bases = group_bases(layout)
-        below = np.clip(-(-(half - bases) // layout.stride), 0, layout.size)
-        return below, bases + root * layout.stride < half
-    nodes = placement.node_of(job_ranks(layout, np.arange(layout.size)))
-    side = nodes < half
-    return side.sum(axis=1), side[:, root]
+def _cut_time_s(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, root: int, egress_bps: float,
+                ingress_bps: float, multicast: bool, in_network: bool) -> float:
+    """Seconds the busiest domain needs for what must cross its boundary; `domain[g, p]` is the
+    domain of position p of group g."""
+    groups = domain.shape[0]
+    width = int(domain.max()) + 1
+    keys, k = np.unique((np.arange(groups)[:, None] * width + domain).ravel(), return_counts=True)
+    group, place = np.divmod(keys, width)
+    root_inside = domain[group, root] == place
+    out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=in_network)
+    touched, per_domain = np.unique(place, return_inverse=True)
+    out_s = float(np.bincount(per_domain, out).max()) * BITS_PER_BYTE / egress_bps
+    in_s = float(np.bincount(per_domain, into).max()) * BITS_PER_BYTE / ingress_bps
+    if op in (Op.ALL_REDUCE, Op.REDUCE_SCATTER) and not in_network:
+        # Each domain as one node of the node table: receptions over all domains touched.
+        spans = np.bincount(group, minlength=groups).astype(np.float64)
+        factor = 2.0 if op is Op.ALL_REDUCE else 1.0
+        total = factor * float(np.sum(np.maximum(spans - 1, 0))) * size_bytes
+        in_s = max(in_s, total / touched.size * BITS_PER_BYTE / ingress_bps)
+        if op is Op.REDUCE_SCATTER or not multicast:
+            out_s = max(out_s, total / touched.size * BITS_PER_BYTE / egress_bps)
+    return max(out_s, in_s)
 
 
 def check_price(time_s: float, bound_s: float, *, fabric: str, algorithm: str, op: CollectiveOp, size_bytes: int,
@@ -179,5 +209,5 @@ def check_price(time_s: float, bound_s: float, *, fabric: str, algorithm: str, o
             f"{bound_s:.6g} s (ddlsim.network.bounds)")
 
 
-__all__ = ["BelowPhysicalBoundError", "BoundTerms", "bisection_bytes", "bound_terms", "check_price",
-           "lower_bound_s", "node_bytes"]
+__all__ = ["BelowPhysicalBoundError", "BoundTerms", "bound_terms", "check_price", "cut_bytes", "lower_bound_s",
+           "node_bytes"]

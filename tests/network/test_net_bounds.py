@@ -41,6 +41,10 @@ def test_every_fabric_and_variant_declares_its_capacities(name):
     assert math.isfinite(fabric.min_latency_s()) and fabric.min_latency_s() >= 0
     assert isinstance(fabric.supports_multicast(), bool)
     assert fabric.reduces_in_network() is False
+    for cut in fabric.domain_cuts():  # a domain cannot send more than its nodes
+        assert 2 <= cut.size_nodes <= fabric.num_nodes
+        for value in (cut.egress_bps, cut.ingress_bps):
+            assert 0 < value <= cut.size_nodes * fabric.node_egress_bps() * (1 + 1e-12)
 
 
 @pytest.mark.parametrize(("name", "egress_bps", "bisection_bps"), [
@@ -67,6 +71,39 @@ def test_declared_capacities_follow_from_the_parameters(name, egress_bps, bisect
         assert fabric.bisection_bps() is None
     else:
         assert fabric.bisection_bps() == pytest.approx(bisection_bps, rel=1e-12)
+
+
+@pytest.mark.parametrize(("name", "cuts"), [
+    ("superpod", [(8, 8 * 200e9)]),                                    # a DGX's GPUs leave on their NICs
+    ("topoopt_fat_tree_oversub", [(4, 4 * 100e9), (16, 16 * 100e9 / 2)]),  # + the 2:1 ToR uplinks
+    ("topoopt", [(4, 4 * 100e9)]),                                     # a server's d interfaces
+    ("opsquare", [(32, 32 * 3.6e12)]),                                 # a pod's inter-pod transceivers
+    ("sipac", [(8, 8 * 2 * 7 * 2048e9 / 3 / 8), (64, 64 * 1 * 7 * 2048e9 / 3 / 8)]),  # levels above l
+    ("torus2d", [(128, 128 * 2 * 600e9)]),                             # a row leaves on its y links
+    ("ramp", []), ("ideal", []), ("topoopt_ramp", []),
+])
+def test_declared_domain_cuts(name, cuts):
+    declared = [(cut.size_nodes, cut.egress_bps) for cut in make_fabric(name).domain_cuts()]
+    assert [size for size, _ in declared] == [size for size, _ in cuts]
+    assert [bps for _, bps in declared] == pytest.approx([bps for _, bps in cuts], rel=1e-12)
+
+
+def test_a_dgx_cut_makes_the_bound_tight_for_a_direct_all_to_all():
+    """4,096 GPUs: each DGX must send 8 x 4,088/4,096 S through its 8 NICs, which is exactly
+    what the fat-tree's direct exchange takes (its NVLink cannot help)."""
+    fabric = make_fabric("superpod", num_nodes=4096)
+    result = CollectiveEstimator(fabric, "direct", device=None).estimate("all_to_all", 10**9, num_ranks=4096)
+    terms = bound_terms(fabric, "all_to_all", 10**9, GroupLayout(4096))
+    assert terms.domain_s == pytest.approx(8 * 4088 / 4096 * 10**9 * 8 / (8 * 200e9), rel=1e-12)
+    assert terms.domain_s > 10 * terms.egress_s
+    assert result.transfer_s == pytest.approx(terms.domain_s, rel=1e-12)
+
+
+def test_each_domain_counts_as_one_node_of_an_all_reduce():
+    """2(m-1)/m S must enter the average DGX of m: 128 DGXs of 8 GPUs behind 1.6 Tbps."""
+    fabric = make_fabric("superpod", num_nodes=1024)
+    terms = bound_terms(fabric, "all_reduce", 10**9, GroupLayout(1024))
+    assert terms.domain_s == pytest.approx(2 * 127 / 128 * 10**9 * 8 / 1.6e12, rel=1e-12)
 
 
 def test_ramp_broadcast_and_select_subnets_bound_the_bisection_below_the_nodes():

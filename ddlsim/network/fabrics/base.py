@@ -19,12 +19,14 @@ a lower bound no price may undercut: `node_egress_bps` and `node_ingress_bps` (e
 node, that is one rank, can send or receive at once: all its links and transceivers together),
 `bisection_bps` (the capacity across the cut between the lower and the upper half of the node
 ids, where the fabric has one), `supports_multicast`, `reduces_in_network` and
-`min_latency_s` (the smallest head-to-head latency any step with traffic pays).
+`min_latency_s` (the smallest head-to-head latency any step with traffic pays), and
+`domain_cuts` (what a whole server, DGX, pod or oversubscribed tier domain can send out of itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -35,6 +37,16 @@ from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
 from ddlsim.types import GroupLayout
+
+
+@dataclass(frozen=True)
+class DomainCut:
+    """Every aligned block of `size_nodes` node ids, [i size, (i + 1) size), is a domain whose
+    traffic to and from the rest of the fabric crosses at most `egress_bps` and `ingress_bps`."""
+
+    size_nodes: int
+    egress_bps: float
+    ingress_bps: float
 
 
 class Fabric:
@@ -85,6 +97,11 @@ class Fabric:
     def min_latency_s(self) -> float:
         """The smallest head-to-head latency of any step that moves data (0 when not declared)."""
         return 0.0
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """Domains (nodes of a server, a pod, an oversubscribed tier) whose links to the rest of
+        the fabric carry less than their nodes could send: () when none is declared."""
+        return ()
 
     # -- the flow model ----------------------------------------------------------------------
     def capacity_bps(self) -> np.ndarray:
@@ -154,4 +171,5 @@ def listed_pairs_count(pattern: Pattern, layout: GroupLayout) -> int:
     return pattern.num_pairs() * layout.num_groups
 
 
-__all__ = ["Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed", "listed_pairs_count"]
+__all__ = ["DomainCut", "Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed",
+           "listed_pairs_count"]

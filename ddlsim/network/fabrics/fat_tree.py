@@ -25,7 +25,7 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics import fat_tree_forms as forms
-from ddlsim.network.fabrics.base import Fabric, expand_listed
+from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -164,6 +164,17 @@ class FatTree(Fabric):
     def min_latency_s(self) -> float:
         levels = self.level_latency_s if self.gpus_per_node > 1 else self.level_latency_s[1:]
         return float(levels.min())
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A node's GPUs leave it through their NICs only; an oversubscribed tier domain through
+        its uplinks (a tier at 1:1 adds nothing to its nodes' cuts)."""
+        cuts = [DomainCut(self.gpus_per_node, self.gpus_per_node * self.nic_bandwidth_bps,
+                          self.gpus_per_node * self.nic_bandwidth_bps)] if self.gpus_per_node > 1 else []
+        for size, ratio in zip(self.tier_sizes[:-1], self.oversubscription):
+            if ratio > 1 and size < self.num_nodes:
+                uplinks = size * self.nic_bandwidth_bps / ratio
+                cuts.append(DomainCut(size, uplinks, uplinks))
+        return tuple(cuts)
 
     # -- resources -------------------------------------------------------------------------------
     @cached_property

@@ -24,7 +24,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
@@ -50,6 +50,17 @@ def bcube_bisection_bps(radix: int, levels: int, per_cu_bps: float) -> float | N
     if radix % 2:
         return None
     return radix ** levels // 2 * per_cu_bps
+
+
+def bcube_domain_cuts(radix: int, levels: int, per_level_bps: float) -> tuple[DomainCut, ...]:
+    """The r^l CUs that share their digits above l leave their domain on levels l..L-1 only:
+    `per_level_bps` per CU and level."""
+    cuts = []
+    for level in range(1, levels):
+        size = radix ** level
+        capacity = size * (levels - level) * per_level_bps
+        cuts.append(DomainCut(size, capacity, capacity))
+    return tuple(cuts)
 
 
 def digits(cus: np.ndarray, radix: int, levels: int) -> np.ndarray:
@@ -159,6 +170,9 @@ class Sipac(Fabric):
 
     def min_latency_s(self) -> float:
         return self.io_latency_s + self.hop_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        return bcube_domain_cuts(self.radix, self.levels, (self.radix - 1) * self.pair_bandwidth_bps)
 
     def describe(self) -> dict[str, object]:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes, "sipac_r": self.radix,

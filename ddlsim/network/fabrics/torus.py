@@ -19,7 +19,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.base import Fabric, expand_listed, listed_pairs_count
+from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -123,6 +123,14 @@ class Torus2D(Fabric):
     def min_latency_s(self) -> float:
         hops = [propagation for size, propagation in zip(self.dims, self.propagation_s) if size > 1]
         return self.io_latency_s + min(hops, default=0.0)
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A row (x) of the torus leaves itself on its nodes' y links only."""
+        width, height = self.dims
+        if height < 2 or width < 2:
+            return ()
+        out = width * _usable_links(height) * self.link_bandwidth_bps
+        return (DomainCut(width, out, out),)
 
     @cached_property
     def _capacity(self) -> np.ndarray:

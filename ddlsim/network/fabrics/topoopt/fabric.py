@@ -24,7 +24,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.topoopt.cost import topoopt_cost
 from ddlsim.network.fabrics.topoopt.permutations import select_permutations, totient_perms
 from ddlsim.network.fabrics.topoopt.technologies import technology
@@ -140,6 +140,13 @@ class DirectConnectFabric(Fabric):
     def min_latency_s(self) -> float:
         return min(self.link_latency_s, self.intra_server_latency_s) if self.gpus_per_server > 1 \
             else self.link_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A server's GPUs share its d interfaces."""
+        if self.gpus_per_server == 1:
+            return ()
+        interfaces = self.degree * self.link_bandwidth_bps
+        return (DomainCut(self.gpus_per_server, interfaces, interfaces),)
 
     def _latency(self, hops: np.ndarray) -> np.ndarray:
         return hops * self.link_latency_s + np.maximum(hops - 1, 0) * self.forwarding_latency_s

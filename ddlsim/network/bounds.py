@@ -175,27 +175,42 @@ def cut_bytes(op: CollectiveOp, size_bytes: int, n: int, k: np.ndarray, root_ins
     return zero, zero
 
 
+def _domain_members(domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group, domain, members k) of every (group, domain) pair with members, from runs of equal
+    domains along each group's row (the placements here number nodes in rank order; other rows
+    are sorted first)."""
+    size = domain.shape[1]
+    if size > 1 and not np.all(domain[:, 1:] >= domain[:, :-1]):
+        domain = np.sort(domain, axis=1)
+    starts = np.ones(domain.shape, dtype=bool)
+    starts[:, 1:] = domain[:, 1:] != domain[:, :-1]
+    first = np.flatnonzero(starts.ravel())
+    k = np.diff(np.append(first, domain.size))
+    group, place = first // size, domain.ravel()[first]
+    return group, place, k
+
+
 def _cut_time_s(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, root: int, egress_bps: float,
                 ingress_bps: float, multicast: bool, in_network: bool) -> float:
     """Seconds the busiest domain needs for what must cross its boundary; `domain[g, p]` is the
     domain of position p of group g."""
     groups = domain.shape[0]
-    width = int(domain.max()) + 1
-    keys, k = np.unique((np.arange(groups)[:, None] * width + domain).ravel(), return_counts=True)
-    group, place = np.divmod(keys, width)
+    group, place, k = _domain_members(domain)
     root_inside = domain[group, root] == place
     out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=in_network)
-    touched, per_domain = np.unique(place, return_inverse=True)
-    out_s = float(np.bincount(per_domain, out).max()) * BITS_PER_BYTE / egress_bps
-    in_s = float(np.bincount(per_domain, into).max()) * BITS_PER_BYTE / ingress_bps
+    per_domain_out = np.bincount(place, out)
+    per_domain_in = np.bincount(place, into)
+    out_s = float(per_domain_out.max()) * BITS_PER_BYTE / egress_bps
+    in_s = float(per_domain_in.max()) * BITS_PER_BYTE / ingress_bps
     if op in (Op.ALL_REDUCE, Op.REDUCE_SCATTER) and not in_network:
         # Each domain as one node of the node table: receptions over all domains touched.
         spans = np.bincount(group, minlength=groups).astype(np.float64)
+        touched = int(np.count_nonzero(np.bincount(place)))
         factor = 2.0 if op is Op.ALL_REDUCE else 1.0
-        total = factor * float(np.sum(np.maximum(spans - 1, 0))) * size_bytes
-        in_s = max(in_s, total / touched.size * BITS_PER_BYTE / ingress_bps)
+        total = factor * float(np.sum(spans - 1)) * size_bytes
+        in_s = max(in_s, total / touched * BITS_PER_BYTE / ingress_bps)
         if op is Op.REDUCE_SCATTER or not multicast:
-            out_s = max(out_s, total / touched.size * BITS_PER_BYTE / egress_bps)
+            out_s = max(out_s, total / touched * BITS_PER_BYTE / egress_bps)
     return max(out_s, in_s)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,8 +17,9 @@ from ddlsim.catalog import load_all
 from ddlsim.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.api import FABRIC_CONFIG_DIR
-from ddlsim.network.bounds import BelowPhysicalBoundError, bound_terms, lower_bound_s, node_bytes
+from ddlsim.network.bounds import BelowPhysicalBoundError, bound_terms, cut_bytes, lower_bound_s, node_bytes
 from ddlsim.network.fabrics.ideal import IdealSwitch
+from ddlsim.network.placement import Placement
 from ddlsim.registry import ALGORITHMS, FABRICS
 from ddlsim.types import CollectiveOp, GroupLayout
 
@@ -104,6 +106,43 @@ def test_each_domain_counts_as_one_node_of_an_all_reduce():
     fabric = make_fabric("superpod", num_nodes=1024)
     terms = bound_terms(fabric, "all_reduce", 10**9, GroupLayout(1024))
     assert terms.domain_s == pytest.approx(2 * 127 / 128 * 10**9 * 8 / 1.6e12, rel=1e-12)
+
+
+def _domain_term_by_hand(fabric, op, size, layout, root, placement, cut) -> float:
+    """The domain term counted member by member, domain by domain (no vectorisation)."""
+    out, into, spans, touched = {}, {}, [], set()
+    for group in layout.groups():
+        nodes = [int(placement.node_of(np.array([rank]))[0]) for rank in group]
+        domains = [node // cut.size_nodes for node in nodes]
+        spans.append(len(set(domains)))
+        for domain in set(domains):
+            touched.add(domain)
+            k = np.array([domains.count(domain)])
+            leave, enter = cut_bytes(CollectiveOp(op), size, layout.size, k, np.array([domains[root] == domain]))
+            out[domain] = out.get(domain, 0.0) + float(leave[0])
+            into[domain] = into.get(domain, 0.0) + float(enter[0])
+    time_s = max(max(out.values()) * 8 / cut.egress_bps, max(into.values()) * 8 / cut.ingress_bps)
+    if op in ("all_reduce", "reduce_scatter"):
+        total = (2 if op == "all_reduce" else 1) * sum(span - 1 for span in spans) * size
+        time_s = max(time_s, total / len(touched) * 8 / min(cut.egress_bps, cut.ingress_bps))
+    return time_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(op=st.sampled_from([op for op in CollectiveOp if op not in (Op.BARRIER, Op.SEND_RECV)]),
+       group=st.integers(2, 16), stride=st.integers(1, 4), seed=st.integers(0, 2**16), data=st.data())
+def test_domain_terms_match_a_count_by_hand(op, group, stride, seed, data):
+    """Any layout and any placement (ranks shuffled over the nodes): the vectorised domain term
+    equals one counted pair by pair."""
+    fabric = make_fabric("superpod", num_nodes=64, oversubscription=[4.0, 1.0])
+    layout = GroupLayout(group, stride, group * stride * data.draw(st.integers(1, max(1, 64 // (group * stride)))))
+    nodes = np.random.default_rng(seed).permutation(64)[:layout.job_ranks]
+    placement = Placement(layout.job_ranks, nodes)
+    root = data.draw(st.integers(0, group - 1))
+    terms = bound_terms(fabric, op, 10**6, layout, root, placement)
+    expected = max(_domain_term_by_hand(fabric, op.value, 10**6, layout, root, placement, cut)
+                   for cut in fabric.domain_cuts())
+    assert terms.domain_s == pytest.approx(expected, rel=1e-12)
 
 
 def test_ramp_broadcast_and_select_subnets_bound_the_bisection_below_the_nodes():

@@ -329,6 +329,15 @@ def test_no_price_is_below_the_bound(fabric_name, algorithm_name, record_propert
         pytest.skip(f"every call of {algorithm_name} on these layouts of {fabric_name} is infeasible")
 
 
+# Pricing paths that do not scale yet (memory or time, not the bound): the largest group each
+# runs here. SiPAC lists a direct exchange flow by flow through its routes (4,096 ranks: over
+# 20 GB) and SiPCO's explicit schedule is dense (30 GB at 4,096 ranks); TopoOpt with circuits
+# per step lists every pair of a mesh, and prices each window of a pipelined tree on its own
+# (over 30 minutes at 16,384 ranks).
+SCALE_LIMITS = {("sipac_65k", "direct"): 1024, ("sipac_65k", "sipco"): 1024,
+                ("topoopt_ramp_per_step", "direct"): 1024, ("topoopt_ramp_per_step", "pipelined_tree"): 4096}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm_name", ALGORITHM_NAMES)
 @pytest.mark.parametrize("fabric_name", sorted({*DEFAULT_FABRICS, *VARIANTS}))
@@ -339,6 +348,9 @@ def test_no_price_is_below_the_bound_at_scale(fabric_name, algorithm_name, recor
         layouts = tuple(layout for layout in SMALL + LARGE if layout not in default_layouts(fabric_name))
     else:
         layouts = SMALL + LARGE
+    limit = SCALE_LIMITS.get((fabric_name, algorithm_name))
+    if limit is not None:
+        layouts = tuple(layout for layout in layouts if layout[0] * layout[1] <= limit)
     if not any(property_cases(fabric, algorithm_name, layouts)):
         pytest.skip(f"{algorithm_name} runs on no further layout of {fabric_name}")
     checked = check_prices(fabric, algorithm_name, layouts)

@@ -303,7 +303,11 @@ def _check_times(record: object, *names: str) -> None:
 
 @dataclass(frozen=True)
 class CollectiveEstimate:
-    """How long one collective takes on one fabric, and what that time is made of."""
+    """How long one collective takes on one fabric, and what that time is made of.
+
+    `lower_bound_s` is the physical lower bound of the call (`ddlsim.network.bounds`): the
+    estimator never returns a `time_s` below it (0 when no bound was computed).
+    """
 
     op: CollectiveOp
     size_bytes: int
@@ -315,10 +319,11 @@ class CollectiveEstimate:
     transfer_s: float
     compute_s: float
     num_steps: int
+    lower_bound_s: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "op", CollectiveOp(self.op))
-        _check_times(self, "time_s", "latency_s", "transfer_s", "compute_s")
+        _check_times(self, "time_s", "latency_s", "transfer_s", "compute_s", "lower_bound_s")
         _require(self.num_steps >= 0, "num_steps", self.num_steps, "must be >= 0")
 
 

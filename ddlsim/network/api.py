@@ -30,7 +30,8 @@ FABRIC_CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "fabric"
 
 
 def _variant(name: str) -> dict[str, Any] | None:
-    """The settings of a YAML variant in configs/fabric/ (one level of `defaults`)."""
+    """The settings of a YAML variant in configs/fabric/, its `defaults` chain resolved (a variant
+    may build on another variant, e.g. topoopt_ramp_per_step on topoopt_ramp)."""
     path = FABRIC_CONFIG_DIR / f"{name}.yaml"
     if not path.is_file():
         return None
@@ -38,6 +39,12 @@ def _variant(name: str) -> dict[str, Any] | None:
     defaults = node.pop("defaults", [])
     base = next((item for item in defaults if isinstance(item, str) and item != "_self_"), None)
     settings = dict(node)
+    if base is not None and base not in FABRICS:
+        inherited = _variant(base)
+        if inherited is None:
+            raise ConfigError("fabric", name, f"{path} builds on {base!r}, which is neither a registered fabric "
+                                              f"nor a variant in {FABRIC_CONFIG_DIR}")
+        return {**inherited, **settings}
     if "name" not in settings:
         if base is None:
             raise ConfigError("fabric", name, f"{path} names no registered fabric in its defaults")

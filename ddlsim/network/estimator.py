@@ -16,6 +16,7 @@ from typing import Any
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.estimate import Breakdown, LruCache, StepPricer, price_schedule
 from ddlsim.network.fabrics.base import Fabric
@@ -117,20 +118,29 @@ class CollectiveEstimator:
 
     def _estimate(self, op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int) -> CollectiveEstimate:
         request = self._request(op, size_bytes, layout, root)
+        bound_s = lower_bound_s(self.fabric, op, size_bytes, layout, root, request.placement)
         if getattr(self.algorithm, "is_selector", False):
-            algorithm, result = self._best(request)
+            algorithm, result = self._best(request, bound_s)
         else:
             reason = self.algorithm.supports(self.fabric, op, layout.size)
             if reason is not None:
                 raise InfeasibleError(f"{self.algorithm.name} cannot run {op.value} on {layout.size} ranks of "
                                       f"{self.fabric.name}: {reason}")
-            algorithm, result = self.algorithm, self.breakdown(self.algorithm, request)
+            algorithm, result = self.algorithm, self._checked(self.algorithm, request, bound_s)
         return CollectiveEstimate(op=op, size_bytes=size_bytes, group_size=layout.size, algorithm=algorithm.name,
                                   fabric=self.fabric.name, time_s=result.time_s, latency_s=result.latency_s,
                                   transfer_s=result.transfer_s, compute_s=result.compute_s,
-                                  num_steps=result.num_steps)
+                                  num_steps=result.num_steps, lower_bound_s=bound_s)
 
-    def _best(self, request: ScheduleRequest) -> tuple[CollectiveAlgorithm, Breakdown]:
+    def _checked(self, algorithm: CollectiveAlgorithm, request: ScheduleRequest, bound_s: float) -> Breakdown:
+        """The algorithm's price, after checking it against the physical bound (a price below it
+        is a modelling bug: `BelowPhysicalBoundError`)."""
+        result = self.breakdown(algorithm, request)
+        check_price(result.time_s, bound_s, fabric=self.fabric.name, algorithm=algorithm.name, op=request.op,
+                    size_bytes=request.size_bytes, layout=request.layout)
+        return result
+
+    def _best(self, request: ScheduleRequest, bound_s: float) -> tuple[CollectiveAlgorithm, Breakdown]:
         reasons: list[str] = []
         best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
         for candidate in self.algorithm.candidates():
@@ -139,7 +149,7 @@ class CollectiveEstimator:
                 reasons.append(f"{candidate.name}: {reason}")
                 continue
             try:
-                result = self.breakdown(candidate, request)
+                result = self._checked(candidate, request, bound_s)
             except InfeasibleError as error:
                 reasons.append(f"{candidate.name}: {error}")
                 continue

@@ -13,11 +13,20 @@ fabric may price some patterns in closed form (`price_mesh`: a direct exchange c
 at scale), round transfer times to its own granularity (`transfer_time_s`: timeslots), charge
 circuit setup (`setup_time_s`), annotate a schedule before pricing (`prepare`: transceivers,
 wavelengths, timeslots), and place ranks its own way (`place`).
+
+Every fabric also declares its physical capacities, from which `ddlsim.network.bounds` derives
+a lower bound no price may undercut: `node_egress_bps` and `node_ingress_bps` (everything one
+node, that is one rank, can send or receive at once: all its links and transceivers together),
+`bisection_bps` (the capacity across the cut between the lower and the upper half of the node
+ids, where the fabric has one), `supports_multicast`, `reduces_in_network` and
+`min_latency_s` (the smallest head-to-head latency any step with traffic pays), and
+`domain_cuts` (what a whole server, DGX, pod or oversubscribed tier domain can send out of itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +37,16 @@ from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
 from ddlsim.types import GroupLayout
+
+
+@dataclass(frozen=True)
+class DomainCut:
+    """Every aligned block of `size_nodes` node ids, [i size, (i + 1) size), is a domain whose
+    traffic to and from the rest of the fabric crosses at most `egress_bps` and `ingress_bps`."""
+
+    size_nodes: int
+    egress_bps: float
+    ingress_bps: float
 
 
 class Fabric:
@@ -56,6 +75,33 @@ class Fabric:
     def nominal_alpha_beta(self) -> tuple[float, float]:
         """A typical flow's (latency_s, seconds per byte), for algorithms that size chunks."""
         raise NotImplementedError
+
+    # -- physical capacities (ddlsim.network.bounds) -------------------------------------------
+    def node_egress_bps(self) -> float:
+        """Most bits per second one node can send at once, over all its links or transceivers."""
+        raise NotImplementedError(f"{type(self).__name__} declares no node_egress_bps")
+
+    def node_ingress_bps(self) -> float:
+        """Most bits per second one node can receive at once (by default its egress: symmetric links)."""
+        return self.node_egress_bps()
+
+    def bisection_bps(self) -> float | None:
+        """Capacity in each direction (the larger, if they differ) across the cut between nodes
+        [0, num_nodes // 2) and [num_nodes // 2, num_nodes); None when the fabric declares none."""
+        return None
+
+    def reduces_in_network(self) -> bool:
+        """True if switches can combine (add) flows on the way (SHARP-like); no fabric here does."""
+        return False
+
+    def min_latency_s(self) -> float:
+        """The smallest head-to-head latency of any step that moves data (0 when not declared)."""
+        return 0.0
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """Domains (nodes of a server, a pod, an oversubscribed tier) whose links to the rest of
+        the fabric carry less than their nodes could send: () when none is declared."""
+        return ()
 
     # -- the flow model ----------------------------------------------------------------------
     def capacity_bps(self) -> np.ndarray:
@@ -125,4 +171,5 @@ def listed_pairs_count(pattern: Pattern, layout: GroupLayout) -> int:
     return pattern.num_pairs() * layout.num_groups
 
 
-__all__ = ["Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed", "listed_pairs_count"]
+__all__ = ["DomainCut", "Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed",
+           "listed_pairs_count"]

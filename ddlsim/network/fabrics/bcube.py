@@ -16,8 +16,8 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.fabrics.sipac import bcube_hops, check_bcube
+from ddlsim.network.fabrics.base import DomainCut, Fabric
+from ddlsim.network.fabrics.sipac import bcube_bisection_bps, bcube_domain_cuts, bcube_hops, check_bcube
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
@@ -77,6 +77,20 @@ class Bcube(Fabric):
 
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.hop_latency_s + self.io_latency_s, 8.0 / self.port_bandwidth_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """One port of B / L per level: the CU's whole `cu_bandwidth`."""
+        return self.levels * self.port_bandwidth_bps
+
+    def bisection_bps(self) -> float | None:
+        return bcube_bisection_bps(self.radix, self.levels, self.port_bandwidth_bps)
+
+    def min_latency_s(self) -> float:
+        return self.io_latency_s + self.hop_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        return bcube_domain_cuts(self.radix, self.levels, self.port_bandwidth_bps)
 
     def describe(self) -> dict[str, object]:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes, "bcube_r": self.radix,

@@ -25,7 +25,7 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics import fat_tree_forms as forms
-from ddlsim.network.fabrics.base import Fabric, expand_listed
+from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -146,6 +146,35 @@ class FatTree(Fabric):
 
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return float(self.level_latency_s[-1]), units.BITS_PER_BYTE / self.nic_bandwidth_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """A GPU's NIC plus, when it has node mates, its node link (NVLink): both run at once."""
+        return self.nic_bandwidth_bps + (self.node_bandwidth_bps if self.gpus_per_node > 1 else 0.0)
+
+    def bisection_bps(self) -> float | None:
+        """Half the GPUs' NICs, divided by the worst oversubscription of the tiers whose domains
+        the cut leaves whole; None when the cut splits a node (its node links would cross it)."""
+        half = self.num_nodes // 2
+        if half == 0 or half % self.gpus_per_node:
+            return None
+        ratios = [ratio for size, ratio in zip(self.tier_sizes[:-1], self.oversubscription) if half % size == 0]
+        return half * self.nic_bandwidth_bps / max([1.0, *ratios])
+
+    def min_latency_s(self) -> float:
+        levels = self.level_latency_s if self.gpus_per_node > 1 else self.level_latency_s[1:]
+        return float(levels.min())
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A node's GPUs leave it through their NICs only; an oversubscribed tier domain through
+        its uplinks (a tier at 1:1 adds nothing to its nodes' cuts)."""
+        cuts = [DomainCut(self.gpus_per_node, self.gpus_per_node * self.nic_bandwidth_bps,
+                          self.gpus_per_node * self.nic_bandwidth_bps)] if self.gpus_per_node > 1 else []
+        for size, ratio in zip(self.tier_sizes[:-1], self.oversubscription):
+            if ratio > 1 and size < self.num_nodes:
+                uplinks = size * self.nic_bandwidth_bps / ratio
+                cuts.append(DomainCut(size, uplinks, uplinks))
+        return tuple(cuts)
 
     # -- resources -------------------------------------------------------------------------------
     @cached_property

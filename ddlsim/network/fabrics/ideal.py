@@ -56,6 +56,16 @@ class IdealSwitch(Fabric):
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.latency_s, units.BITS_PER_BYTE / self.bandwidth_bps
 
+    def node_egress_bps(self) -> float:
+        return self.bandwidth_bps
+
+    def bisection_bps(self) -> float:
+        """Non-blocking: the cut carries what the smaller half's ports can send."""
+        return (self.num_nodes // 2) * self.bandwidth_bps
+
+    def min_latency_s(self) -> float:
+        return self.latency_s
+
     @cached_property
     def _capacity(self) -> np.ndarray:
         return np.full(2 * self.num_nodes, self.bandwidth_bps)

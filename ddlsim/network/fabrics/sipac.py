@@ -24,7 +24,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
@@ -42,6 +42,25 @@ def check_bcube(radix: int, levels: int) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ConfigError(key, value, f"must be an integer >= {low}")
     return int(radix) ** int(levels)
+
+
+def bcube_bisection_bps(radix: int, levels: int, per_cu_bps: float) -> float | None:
+    """The lower half of the CU ids is the lower half of the top digit (r even): every flow across
+    leaves a CU of one half on its top-level port towards the other half, `per_cu_bps` per CU."""
+    if radix % 2:
+        return None
+    return radix ** levels // 2 * per_cu_bps
+
+
+def bcube_domain_cuts(radix: int, levels: int, per_level_bps: float) -> tuple[DomainCut, ...]:
+    """The r^l CUs that share their digits above l leave their domain on levels l..L-1 only:
+    `per_level_bps` per CU and level."""
+    cuts = []
+    for level in range(1, levels):
+        size = radix ** level
+        capacity = size * (levels - level) * per_level_bps
+        cuts.append(DomainCut(size, capacity, capacity))
+    return tuple(cuts)
 
 
 def digits(cus: np.ndarray, radix: int, levels: int) -> np.ndarray:
@@ -140,6 +159,20 @@ class Sipac(Fabric):
 
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.hop_latency_s + self.io_latency_s, 8.0 / self.pair_bandwidth_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """L ports, each reaching its r - 1 neighbours at b (the group back to the sender is idle)."""
+        return self.levels * (self.radix - 1) * self.pair_bandwidth_bps
+
+    def bisection_bps(self) -> float | None:
+        return bcube_bisection_bps(self.radix, self.levels, self.radix // 2 * self.pair_bandwidth_bps)
+
+    def min_latency_s(self) -> float:
+        return self.io_latency_s + self.hop_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        return bcube_domain_cuts(self.radix, self.levels, (self.radix - 1) * self.pair_bandwidth_bps)
 
     def describe(self) -> dict[str, object]:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes, "sipac_r": self.radix,

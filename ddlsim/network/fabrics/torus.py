@@ -19,7 +19,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.base import Fabric, expand_listed, listed_pairs_count
+from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -105,6 +105,33 @@ class Torus2D(Fabric):
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.io_latency_s + self.propagation_s[0], units.BITS_PER_BYTE / self.link_bandwidth_bps
 
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """The links a node's flows can use: two per dimension of 3 or more nodes, one (+) for a
+        dimension of 2 (the shorter way to the one neighbour is always +), none for a dimension of 1."""
+        return sum(_usable_links(size) for size in self.dims) * self.link_bandwidth_bps
+
+    def bisection_bps(self) -> float | None:
+        """The lower half of the node ids is the lower half of the rows (y) when Y is even, or of
+        one row when Y = 1: the cut crosses every column's (row's) ring twice, once for Y (X) = 2."""
+        width, height = self.dims
+        ring, lines = (height, width) if height > 1 else (width, 1)
+        if ring % 2:
+            return None
+        return lines * _usable_links(ring) * self.link_bandwidth_bps
+
+    def min_latency_s(self) -> float:
+        hops = [propagation for size, propagation in zip(self.dims, self.propagation_s) if size > 1]
+        return self.io_latency_s + min(hops, default=0.0)
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A row (x) of the torus leaves itself on its nodes' y links only."""
+        width, height = self.dims
+        if height < 2 or width < 2:
+            return ()
+        out = width * _usable_links(height) * self.link_bandwidth_bps
+        return (DomainCut(width, out, out),)
+
     @cached_property
     def _capacity(self) -> np.ndarray:
         return np.full(4 * self.num_nodes, self.link_bandwidth_bps)
@@ -183,6 +210,11 @@ class Torus2D(Fabric):
             raise InfeasibleError(f"a direct exchange of {flows} flows on {self.name} would have to be listed "
                                   f"flow by flow (limit {MAX_MESH_FLOWS}); use a ring, torus2d or Bruck schedule")
         return None
+
+
+def _usable_links(size: int) -> int:
+    """Links per node (or ring cuts) a ring of `size` nodes uses under shortest routing."""
+    return 0 if size < 2 else 1 if size == 2 else 2
 
 
 def _short_way(delta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

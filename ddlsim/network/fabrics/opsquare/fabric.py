@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ddlsim import units
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.opsquare.mesh import has_relayed_pair, mesh_loads
 from ddlsim.network.fabrics.opsquare.params import OpsquareConfig, OpsquareParams
 from ddlsim.network.fabrics.opsquare.topology import OpsquareTopology
@@ -63,6 +63,29 @@ class OpsquareFabric(Fabric):
 
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.relay_latency_s, units.BITS_PER_BYTE / self.params.channel_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """P intra-pod transceivers and one inter-pod transceiver, a full channel each."""
+        return self.topology.channels_per_node * self.params.channel_bps
+
+    def bisection_bps(self) -> float | None:
+        """With N even the lower half of the ids is the lower half of the pods: every flow across
+        leaves on an inter-pod transmitter of its half (a relay sits in the destination's pod)."""
+        if self.topology.num_pods % 2:
+            return None
+        return self.num_nodes // 2 * self.params.channel_bps
+
+    def min_latency_s(self) -> float:
+        return self.params.hop_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A pod's nodes leave it on their inter-pod transceivers only (a relay sits in the
+        destination's pod)."""
+        if self.topology.num_pods == 1:
+            return ()
+        inter_pod = self.topology.pod_size * self.params.channel_bps
+        return (DomainCut(self.topology.pod_size, inter_pod, inter_pod),)
 
     # -- resources: [transmitters | receivers], each node * (P + 1) + channel ----------------------
     @cached_property

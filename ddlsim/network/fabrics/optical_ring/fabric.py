@@ -67,6 +67,23 @@ class OpticalRing(Fabric):
         spec = self.spec
         return BITS_PER_BYTE / spec.wavelength_bandwidth_bps + spec.oeo_per_packet_s / spec.packet_bytes
 
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """One lightpath per (fibre, wavelength) channel in each direction round the ring."""
+        return 2 * self.channels_per_direction * self.spec.wavelength_bandwidth_bps
+
+    def bisection_bps(self) -> float | None:
+        """Two contiguous halves of the ring meet at two segments; each carries one direction's
+        channels from one half to the other."""
+        if self.num_nodes % 2:
+            return None
+        return 2 * self.channels_per_direction * self.spec.wavelength_bandwidth_bps
+
+    def min_latency_s(self) -> float:
+        """One hop of propagation, plus the MRR reconfiguration when every step pays it."""
+        setup = self.spec.reconfiguration_s if self.spec.reconfigure_every_step else 0.0
+        return setup + self.spec.hop_propagation_s
+
     def max_group_size(self, num_ranks: int) -> int:
         """m' of Eqs. 7 to 13 for a WRHT collective over `num_ranks` ranks."""
         return self.spec.budget.max_group_size(num_ranks)

@@ -34,6 +34,8 @@ from ddlsim.errors import ConfigError
 from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
+from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
+from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import place_job
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
@@ -130,6 +132,28 @@ class RampFabric(Fabric):
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.step_latency_s, 1.0 / (self.dims.x * self.group_rate_bytes_per_s)
 
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """x transceiver groups of b transceivers at the line rate (12.8 Tbps at x = 32, 400 Gbps)."""
+        return self.dims.node_capacity_bps
+
+    def bisection_bps(self) -> float | None:
+        """Node ids are group-major, so with x even the lower half of the ids is the lower half of
+        the communication groups. Every flow across uses a subnet (g_src, g_dst, t) from one half
+        to the other: (x/2)^2 b x of them, each carrying one signal per wavelength in a
+        broadcast-and-select subnet (AWGR subnets carry more than the nodes can send)."""
+        dims = self.dims
+        if dims.x % 2:
+            return None
+        nodes = dims.num_nodes // 2 * dims.node_capacity_bps
+        if self.subnet != "broadcast_select":
+            return nodes
+        subnets = (dims.x // 2) ** 2 * dims.b * dims.x
+        return min(nodes, subnets * dims.wavelengths * dims.line_rate_bps)
+
+    def min_latency_s(self) -> float:
+        return self.step_latency_s
+
     def describe(self) -> dict[str, Any]:
         return {"fabric": self.name, "fabric_nodes": self.num_nodes, "ramp_x": self.dims.x,
                 "ramp_racks": self.dims.racks, "ramp_wavelengths": self.dims.wavelengths,
@@ -174,7 +198,7 @@ class RampFabric(Fabric):
 
     def _price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         if isinstance(pattern, Mesh) and listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS:
-            return self._price_large_mesh(pattern)
+            return self._price_large_mesh(pattern, layout, placement)
         src, dst, weight = self.transfers(pattern, layout, placement)
         if pattern.num_classes:
             return self._price_classes(pattern, src, dst, weight, layout.num_groups)
@@ -183,20 +207,18 @@ class RampFabric(Fabric):
             return PatternCost(self.step_latency_s if src.size else 0.0, 0.0)
         src, dst, weight = src[active], dst[active], weight[active]
         if pattern.multicast:
-            per_pair = self._multicast_groups(src, dst)
-            s_per_unit = float(np.max(weight / per_pair)) / self.group_rate_bytes_per_s
+            per_pair, rounds = multicast_plan(self.dims, self.subnet, src, dst)
+            s_per_unit = rounds * float(np.max(weight / per_pair)) / self.group_rate_bytes_per_s
         else:
             per_pair, rounds = self.step_plan(src, dst)
             s_per_unit = rounds * float(weight.max()) / (per_pair * self.group_rate_bytes_per_s)
         return PatternCost(self.step_latency_s, s_per_unit)
 
-    def _price_large_mesh(self, mesh: Mesh) -> PatternCost:
-        """A direct exchange too large to list: every member time-multiplexes its d - 1 peers over
-        its x transceiver groups (the node-capacity bound; subnet sharing is not checked)."""
-        sizes = mesh.block_sizes()
-        peers = int(sizes.max()) - 1
-        per_pair = max(1, self.dims.x // peers)
-        rounds = math.ceil(peers / (per_pair * self.dims.x)) if peers > self.dims.x else 1
+    def _price_large_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """A direct exchange too large to list: ceil(load / x) rounds at one transceiver group per
+        transfer, the load (peers per node, transfers per subnet wavelength) counted in closed
+        form (`mesh.large_mesh_plan`) as the transcoder would count it."""
+        per_pair, rounds = large_mesh_plan(self.dims, self.subnet, mesh, layout, placement)
         return PatternCost(self.step_latency_s, rounds * mesh.weight / (per_pair * self.group_rate_bytes_per_s))
 
     def _price_classes(self, pattern: Pattern, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
@@ -216,8 +238,8 @@ class RampFabric(Fabric):
             np.maximum.at(busiest, keys // self.num_nodes, loads)
         heaviest = np.zeros(count)
         np.maximum.at(heaviest, classes, weight)
-        if pattern.multicast:
-            busiest = np.ones(count)
+        if pattern.multicast:  # one channel per destination wavelength, not per destination
+            busiest = class_multicast_load(self.dims, self.subnet, src, dst, classes, count)
         per_pair = np.maximum(1, self.dims.x // np.maximum(busiest, 1))
         rounds = np.where(busiest > self.dims.x, np.ceil(busiest / self.dims.x), 1)
         class_s = rounds * heaviest / (per_pair * self.group_rate_bytes_per_s)
@@ -272,20 +294,6 @@ class RampFabric(Fabric):
         else:
             keys = [pair + ld]
         return all(transcoder.all_distinct(key) for key in keys)
-
-    def _multicast_groups(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        """Transceiver groups per transfer of a multicast step (one wavelength per group)."""
-        x, lam = self.dims.x, self.dims.wavelengths
-        gs, _, _ = self.dims.coords(src)
-        gd, _, ld = self.dims.coords(dst)
-        wavelength = ld if self.subnet == "broadcast_select" else (ld - self.dims.coords(src)[2]) % lam
-        channel = np.unique(src * lam + wavelength)  # one tuned transmitter group per (source, wavelength)
-        per_source = np.bincount(channel // lam, minlength=self.num_nodes)
-        subnet_users = np.unique(((gs * x + gd) * lam + wavelength) * self.num_nodes + src)
-        sharing = np.bincount(subnet_users // self.num_nodes).max()
-        senders_per_receiver = np.bincount(np.unique(dst * self.num_nodes + src) // self.num_nodes).max()
-        cap = max(1, x // max(int(sharing), int(senders_per_receiver)))
-        return np.maximum(1, np.minimum(x // per_source[src], cap)).astype(np.float64)
 
 
 def rampx_dims_of(fabric: Fabric) -> RampDims | None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.topoopt.cost import topoopt_cost
 from ddlsim.network.fabrics.topoopt.permutations import select_permutations, totient_perms
 from ddlsim.network.fabrics.topoopt.technologies import technology
@@ -129,6 +129,24 @@ class DirectConnectFabric(Fabric):
     # -- Fabric interface ----------------------------------------------------------------------
     def nominal_alpha_beta(self) -> tuple[float, float]:
         return self.link_latency_s, units.BITS_PER_BYTE / self.link_bandwidth_bps
+
+    # -- physical capacities ---------------------------------------------------------------------
+    def node_egress_bps(self) -> float:
+        """A GPU's port into its server (when it has server mates) plus, at most, all of its
+        server's d interfaces (one GPU may have them to itself)."""
+        inside = self.intra_server_bandwidth_bps if self.gpus_per_server > 1 else 0.0
+        return inside + self.degree * self.link_bandwidth_bps
+
+    def min_latency_s(self) -> float:
+        return min(self.link_latency_s, self.intra_server_latency_s) if self.gpus_per_server > 1 \
+            else self.link_latency_s
+
+    def domain_cuts(self) -> tuple[DomainCut, ...]:
+        """A server's GPUs share its d interfaces."""
+        if self.gpus_per_server == 1:
+            return ()
+        interfaces = self.degree * self.link_bandwidth_bps
+        return (DomainCut(self.gpus_per_server, interfaces, interfaces),)
 
     def _latency(self, hops: np.ndarray) -> np.ndarray:
         return hops * self.link_latency_s + np.maximum(hops - 1, 0) * self.forwarding_latency_s

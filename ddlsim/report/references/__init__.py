@@ -1,0 +1,7 @@
+"""One module per seed paper, each registering the side-by-side of its reproductions
+(`ddlsim.report.reference.register_reference`). Importing this package registers them all."""
+
+from ddlsim.report.references import (  # noqa: F401
+    ramp_training,
+    sipac,
+)

@@ -22,6 +22,18 @@ from pathlib import Path
 from typing import Any
 
 PAPERS_FILE = Path(__file__).resolve().parent.parent / "configs" / "reference" / "papers.yaml"
+PACKAGED_FILE = ("reference", "papers.yaml")  # inside the ddlsim.configs package data, when installed so
+
+
+def papers_text() -> str:
+    """The data file's text: from the ``ddlsim.configs`` package data when installed as such,
+    else from the ``configs/`` directory of the checkout."""
+    from importlib import resources
+
+    try:
+        return resources.files("ddlsim.configs").joinpath(*PACKAGED_FILE).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        return PAPERS_FILE.read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -125,12 +137,12 @@ def _table(name: str, entry: Mapping[str, Any]) -> PaperTable:
     return PaperTable(name, str(entry["source"]), tuple(rows))
 
 
-def load_papers(path: str | Path = PAPERS_FILE) -> Papers:
-    """Read and check the data file."""
+def load_papers(path: str | Path | None = None) -> Papers:
+    """Read and check the data file (`path`, or the shipped one)."""
     import yaml
 
-    with open(path, encoding="utf-8") as stream:
-        data = yaml.load(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    text = papers_text() if path is None else Path(path).read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return Papers(references={name: _reference(name, entry) for name, entry in data["references"].items()},
                   tables={name: _table(name, entry) for name, entry in data["tables"].items()},
                   seeds=dict(data.get("seeds") or {}))

@@ -4,5 +4,6 @@ from ddlsim.tasks import (
     collective_sweep,  # noqa: F401
     hybrid,  # noqa: F401
     profile,  # noqa: F401
+    steps,  # noqa: F401
     train,  # noqa: F401
 )

@@ -47,8 +47,10 @@ def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSett
     if frame.empty:
         return Report("no result rows to report")
     paths = write_results(frame, directory) if write_tables else []
-    parts = [summary_text(frame, settings)]
     reference = get_reference(settings.reference) if settings.reference else None
+    # A reference with tables of its own says what the rows mean better than a dump of them.
+    own_tables = reference is not None and reference.tables is not None and table_kind(frame) is None
+    parts = [] if own_tables else [summary_text(frame, settings)]
     if reference is not None:
         if reference.tables is not None:
             parts.append(reference.tables(frame))

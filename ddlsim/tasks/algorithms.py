@@ -4,8 +4,10 @@ A sweep over fabrics often gives every system its own strategies (RAMP-x on RAMP
 strategies on the electrical fabrics). Tasks take this from a ``collectives`` mapping in their
 config: fabric kind (its registered name, e.g. ``superpod``) -> one algorithm config, or a list
 of them (``{superpod: [ring, hierarchical], ramp: rampx}``; a config is a name or a mapping with
-``name`` and parameters, e.g. ``{name: best, include: [ring, torus2d]}``). A fabric not in the
-mapping uses the task's own list, else the ``collective`` group's choice.
+``name`` and parameters, e.g. ``{name: best, include: [ring, torus2d]}``). A key may also be a
+fabric option (a file of configs/fabric/, e.g. ``optical_ring_wrht_fixed``): the row's option is
+looked up before its kind. A fabric not in the mapping uses the task's own list, else the
+``collective`` group's choice.
 
 Rows name an algorithm by `algorithm_label`: its name, with the parameters that differ from the
 schema's defaults (``wrht(m=17)``, ``best(exclude=direct)``).
@@ -74,12 +76,26 @@ def build_choices(nodes: Sequence[Any], key: str) -> tuple[Choice, ...]:
     return tuple(choices)
 
 
+def fabric_options() -> list[str]:
+    """Every fabric option: registered fabrics and the variants in configs/fabric/."""
+    from importlib import resources
+    from pathlib import Path
+
+    try:
+        files = [item.name for item in resources.files("ddlsim.configs").joinpath("fabric").iterdir()]
+    except (ModuleNotFoundError, FileNotFoundError):
+        files = [path.name for path in (Path(__file__).resolve().parents[2] / "configs" / "fabric").glob("*.yaml")]
+    return sorted({*FABRICS.names(), *(name.removesuffix(".yaml") for name in files if name.endswith(".yaml"))})
+
+
 def build_per_fabric(mapping: Mapping[str, Any], key: str = "collectives") -> dict[str, tuple[Choice, ...]]:
-    """Parse a ``collectives`` mapping: fabric kind -> its algorithm choices (validated)."""
+    """Parse a ``collectives`` mapping: fabric kind or option -> its algorithm choices (validated)."""
     per_fabric = {}
-    for kind, node in sorted(dict(_plain(mapping) or {}).items()):
-        if kind not in FABRICS:
-            raise ConfigError(f"{key}.{kind}", kind, f"unknown fabric; choose from {', '.join(FABRICS.names())}")
+    entries = sorted(dict(_plain(mapping) or {}).items())
+    known = fabric_options() if any(kind not in FABRICS for kind, _ in entries) else []
+    for kind, node in entries:
+        if kind not in FABRICS and kind not in known:
+            raise ConfigError(f"{key}.{kind}", kind, f"unknown fabric; choose from {', '.join(known)}")
         nodes = node if isinstance(node, (list, tuple)) else [node]
         if not nodes:
             raise ConfigError(f"{key}.{kind}", [], "must name at least one algorithm")
@@ -87,9 +103,16 @@ def build_per_fabric(mapping: Mapping[str, Any], key: str = "collectives") -> di
     return per_fabric
 
 
-def choices_for(fabric_name: str, per_fabric: Mapping[str, tuple[Choice, ...]], own: tuple[Choice, ...],
-                default: Any, default_label: str) -> tuple[Choice, ...]:
-    """The fabric's own choices, else the task's list, else the collective group's algorithm."""
-    if fabric_name in per_fabric:
-        return per_fabric[fabric_name]
-    return own or (Choice(default, default_label),)
+def choices_for(config: Any, fabric_name: str, per_fabric: Mapping[str, tuple[Choice, ...]],
+                own: tuple[Choice, ...], default: Any) -> tuple[Choice, ...]:
+    """The choices of the run's fabric option, else of its kind, else the task's list, else the
+    collective group's algorithm (`config` is the composed config)."""
+    from ddlsim.tasks.base import config_label
+
+    for name in (config_label(config, "fabric"), fabric_name):
+        if name in per_fabric:
+            return per_fabric[name]
+    if own:
+        return own
+    node = config.get("collective") if hasattr(config, "get") else None
+    return (Choice(default, algorithm_label(node) if node is not None else default.name),)

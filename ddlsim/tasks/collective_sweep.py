@@ -17,7 +17,10 @@ Paper reproductions add (all optional, see `CollectiveTaskConfig`):
   the keys its kind names (RAMP Fig. 19); rows get ``node_bandwidth_bps``;
 - ``gradients_of``: message sizes that are the fp32 gradients of image models
   (`ddlsim.workload.vision`: resnet50, vgg16, alexnet, beit_large; WRHT Figs. 4-7); rows get
-  ``model``.
+  ``model``;
+- ``reductions: false``: local reductions are not timed (WRHT's Eq. 6 has no compute term);
+- ``fabric_columns``: fabric config keys copied into the rows as ``fabric_<key>`` (a swept
+  ``fabric.wavelengths`` becomes the column ``fabric_wavelengths``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.registry import TASKS
 from ddlsim.report.table import quantity_table
-from ddlsim.tasks.algorithms import Choice, algorithm_label, build_choices, build_per_fabric, choices_for
+from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, choices_for
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.tasks.fabric_variants import check_bandwidth_keys, fabric_node, parse_bandwidths, with_node_bandwidth
 from ddlsim.types import CollectiveOp, GroupLayout, Precision
@@ -56,6 +59,8 @@ class CollectiveTaskConfig:
     node_bandwidths: list[str] = field(default_factory=list)
     bandwidth_keys: dict[str, Any] = field(default_factory=dict)  # fabric kind -> {key: share}
     gradients_of: list[str] = field(default_factory=list)  # image models whose fp32 gradients are the sizes
+    reductions: bool = True  # time the local reductions inside collectives (WRHT's Eq. 6 does not)
+    fabric_columns: list[str] = field(default_factory=list)  # fabric config keys copied into rows as fabric_<key>
 
 
 def bus_factor(op: CollectiveOp, group_size: int) -> float:
@@ -88,6 +93,8 @@ class CollectiveSweepTask:
     node_bandwidths_bps: tuple[float, ...] = ()
     bandwidth_keys: tuple[tuple[str, tuple[tuple[str, float], ...]], ...] = ()
     size_names: tuple[str, ...] = ()  # the image model of each size, when sizes are gradients
+    reductions: bool = True
+    fabric_columns: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, config: CollectiveTaskConfig) -> CollectiveSweepTask:
@@ -121,7 +128,8 @@ class CollectiveSweepTask:
         return cls(tuple(ops), sizes, tuple(config.num_ranks), build_choices(config.algorithms, "algorithms"),
                    config.stride, config.root, precision, config.progress,
                    tuple(build_per_fabric(config.collectives).items()), bandwidths,
-                   tuple((kind, tuple(shares.items())) for kind, shares in keys.items()), size_names)
+                   tuple((kind, tuple(shares.items())) for kind, shares in keys.items()), size_names,
+                   config.reductions, tuple(config.fabric_columns))
 
     def points(self, choices: tuple[Choice, ...]) -> list[tuple[Choice, CollectiveOp, int, int]]:
         grid = []
@@ -134,20 +142,23 @@ class CollectiveSweepTask:
 
     def fabrics(self, components: Components) -> list[tuple[Any, dict[str, Any]]]:
         """The fabric to price on, with the columns that say which (one per node bandwidth)."""
-        if not self.node_bandwidths_bps:
-            return [(components.fabric, {})]
         node = fabric_node(components.config)
+        missing = [key for key in self.fabric_columns if key not in node]
+        if missing:
+            raise ConfigError("fabric_columns", missing, f"are not keys of fabric {node['name']}")
+        described = {f"fabric_{key}": node[key] for key in self.fabric_columns}
+        if not self.node_bandwidths_bps:
+            return [(components.fabric, described)]
         keys = {kind: dict(shares) for kind, shares in self.bandwidth_keys}
-        return [(with_node_bandwidth(node, bandwidth, keys), {"node_bandwidth_bps": bandwidth})
+        return [(with_node_bandwidth(node, bandwidth, keys), {**described, "node_bandwidth_bps": bandwidth})
                 for bandwidth in self.node_bandwidths_bps]
 
     def run(self, components: Components) -> TaskResult:
         device = components.device
         model = ReductionModel(device.peak(self.precision), device.memory_bandwidth_bps,
-                               self.precision.bytes_per_element, device.name)
-        default_label = algorithm_label(components.config.collective) if "collective" in components.config else ""
-        choices = choices_for(components.fabric.name, dict(self.collectives), self.algorithms, components.algorithm,
-                              default_label or components.algorithm.name)
+                               self.precision.bytes_per_element, device.name) if self.reductions else None
+        choices = choices_for(components.config, components.fabric.name, dict(self.collectives), self.algorithms,
+                              components.algorithm)
         size_names = dict(zip(self.sizes_bytes, self.size_names, strict=False))
         rows: list[dict[str, Any]] = []
         skipped: list[str] = []

@@ -17,7 +17,7 @@ from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import TASKS
 from ddlsim.report.table import format_table
-from ddlsim.tasks.algorithms import Choice, algorithm_label, build_choices, build_per_fabric, choices_for
+from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, choices_for
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.types import CollectiveOp
 
@@ -67,8 +67,8 @@ class StepsTask:
         from ddlsim.network.collectives.base import ScheduleRequest
 
         fabric = components.fabric
-        choices = choices_for(fabric.name, dict(self.collectives), self.algorithms, components.algorithm,
-                              algorithm_label(components.config.collective))
+        choices = choices_for(components.config, fabric.name, dict(self.collectives), self.algorithms,
+                              components.algorithm)
         rows, skipped = [], []
         for choice in choices:
             if getattr(choice.algorithm, "is_selector", False):

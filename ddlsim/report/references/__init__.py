@@ -5,4 +5,5 @@ from ddlsim.report.references import (  # noqa: F401
     ramp_collectives,
     ramp_training,
     sipac,
+    wrht,
 )

@@ -2,6 +2,7 @@
 (`ddlsim.report.reference.register_reference`). Importing this package registers them all."""
 
 from ddlsim.report.references import (  # noqa: F401
+    opsquare,
     ramp_collectives,
     ramp_training,
     sipac,

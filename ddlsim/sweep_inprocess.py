@@ -10,8 +10,8 @@ status. Composing costs about 0.1 s, so each distinct set of group choices (``fa
 ...) is composed once and plain value overrides (``model.target_loss=2.0``) are applied to a
 copy. Rows are labelled from the composed config itself, so they equal the command line's; the
 result adds the ``job`` and ``overrides`` columns of a gathered sweep. Only Hydra's public
-compose API is used. Scripts and benchmarks use this; ``ddlsim -m`` remains the way to run
-sweeps in parallel, on a cluster, or resumably.
+compose API is used. Scripts, tests and benchmarks use this (`ddlsim.reproduce`); ``ddlsim -m`` remains the way to
+run sweeps in parallel, on a cluster, or resumably.
 """
 
 from __future__ import annotations
@@ -96,48 +96,8 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
     return rows_to_frame(rows)
 
 
-def reproduce_main(experiment: str, description: str, argv: Sequence[str] | None = None) -> int:
-    """Command line of the reproduction scripts: run ``experiment=<experiment>`` and report it.
+def reproduce_main(experiments: str | Sequence[str], description: str, argv: Sequence[str] | None = None) -> int:
+    """Command line of the reproduction scripts (`ddlsim.reproduce.reproduce_main`)."""
+    from ddlsim.reproduce import reproduce_main as main
 
-    ``python scripts/<script>.py [--out DIR] [override ...]`` runs the experiment's sweep in
-    this process, writes results.csv/.parquet, side_by_side.csv and figures/ under DIR
-    (default ``reproductions/<experiment>``), and prints the summary and side-by-side tables.
-    Extra overrides narrow or change the sweep (``fabric=ramp,superpod``).
-    """
-    import argparse
-    import sys
-    import time
-    from pathlib import Path
-
-    from tqdm import tqdm
-
-    from ddlsim.errors import DdlsimError
-    from ddlsim.report.make import make_report
-    from ddlsim.sweep import report_settings
-
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("reproductions") / experiment,
-                        help=f"output directory (default: reproductions/{experiment})")
-    parser.add_argument("overrides", nargs="*", help="extra config overrides, e.g. fabric=ramp,superpod")
-    args = parser.parse_args(argv)
-    overrides = [f"experiment={experiment}", *args.overrides]
-    started = time.perf_counter()
-    try:
-        with tqdm(desc=experiment, unit="job", leave=False, disable=None) as bar:
-            def progress(done: int, total: int, point: list[str]) -> None:
-                bar.total = total
-                bar.update(1)
-                bar.set_postfix_str(" ".join(point)[-60:])
-
-            frame = run_sweep(overrides, progress=progress)
-    except DdlsimError as error:
-        print(f"{Path(sys.argv[0]).name}: error: {' '.join(str(error).split())}", file=sys.stderr)
-        return 2
-    elapsed = time.perf_counter() - started
-    settings = report_settings(sweep_config(overrides))
-    report = make_report(frame, args.out, settings)
-    print(report.text)
-    print(f"\n{len(frame)} rows from {frame['job'].nunique()} jobs in {elapsed:.1f} s")
-    for path in report.paths:
-        print(f"wrote {path}")
-    return 0
+    return main(experiments, description, argv)

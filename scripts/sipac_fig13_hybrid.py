@@ -1,17 +1,16 @@
-"""SiPAC Fig. 13: job completion time of hybrid-parallel communication (MP all-to-all, then
-DP all-reduce, 100 MB) against per-CU bandwidth from 128 to 4,096 Gb/s at 64 and 512 CUs,
-beside the paper's statements.
+"""SiPAC Fig. 13: job completion time of hybrid-parallel communication (MP all-to-all, then DP all-
+reduce, 100 MB) against per-CU bandwidth at 64 and 512 CUs.
 
     python scripts/sipac_fig13_hybrid.py [--out DIR] [override ...]
 
-Runs `experiment=sipac_hybrid` (the sweep of `ddlsim experiment=sipac_hybrid`) in this process and writes
-results.csv, results.parquet, side_by_side.csv and figures/*.png|pdf under DIR (default
-reproductions/sipac_hybrid). Overrides narrow or change the sweep, e.g. `fabric=ramp,superpod`.
+Runs `experiment=sipac_fig13` (the sweep of `ddlsim experiment=sipac_fig13`) in this process and writes
+results.csv, side_by_side.csv and figures/ under DIR (default reproductions/sipac_fig13). Overrides
+narrow or change the sweep.
 """
 
 import sys
 
-from ddlsim.sweep_inprocess import reproduce_main
+from ddlsim.reproduce import reproduce_main
 
 if __name__ == "__main__":
-    sys.exit(reproduce_main("sipac_hybrid", __doc__))
+    sys.exit(reproduce_main("sipac_fig13", __doc__))

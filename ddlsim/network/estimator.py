@@ -143,7 +143,7 @@ class CollectiveEstimator:
     def _best(self, request: ScheduleRequest, bound_s: float) -> tuple[CollectiveAlgorithm, Breakdown]:
         reasons: list[str] = []
         best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
-        for candidate in self.algorithm.candidates():
+        for candidate in self.algorithm.candidates(request.op):
             reason = candidate.supports(self.fabric, request.op, request.group_size)
             if reason is not None:
                 reasons.append(f"{candidate.name}: {reason}")

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ddlsim.report.figures import draw_figures, table_kind
 from ddlsim.report.quantities import format_number
-from ddlsim.report.reference import side_by_side
+from ddlsim.report.reference import get_reference, side_by_side
 from ddlsim.report.results import write_results
 from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.report.settings import ReportSettings
@@ -40,21 +40,33 @@ def summary_text(frame: pd.DataFrame, settings: ReportSettings) -> str:
 
 def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSettings | None = None, *,
                 write_tables: bool = True) -> Report:
-    """Write the gathered rows, figures and side-by-side table under `directory`; return the text."""
+    """Write the gathered rows, figures and side-by-side table under `directory`; return the text.
+
+    With a reference (``report.reference``), its own tables come before the side-by-side table,
+    and its own figures replace the automatic ones unless `settings.figures` names kinds.
+    """
     settings = settings or ReportSettings()
     directory = Path(directory)
     if frame.empty:
         return Report("no result rows to report")
     paths = write_results(frame, directory) if write_tables else []
-    parts = [summary_text(frame, settings)]
-    if settings.reference:
-        text, rows = side_by_side(frame, settings.reference)
+    reference = get_reference(settings.reference) if settings.reference else None
+    # A reference with tables of its own says what the rows mean better than a dump of them.
+    own_tables = reference is not None and reference.tables is not None and table_kind(frame) is None
+    parts = [] if own_tables else [summary_text(frame, settings)]
+    if reference is not None:
+        if reference.tables is not None:
+            parts.append(reference.tables(frame))
+        text, rows = side_by_side(frame, reference.name)
         if text:
             parts.append(f"side by side with the paper ({settings.reference}):\n{text}")
             path = directory / SIDE_BY_SIDE_NAME
             rows.to_csv(path, index=False)
             paths.append(path)
     if settings.plots:
-        paths += draw_figures(frame, directory / FIGURES_DIR, kinds=settings.figures, x=settings.x,
-                              baseline=settings.baseline)
+        if reference is not None and reference.figures is not None and list(settings.figures) == ["auto"]:
+            paths += reference.figures(frame, directory / FIGURES_DIR)
+        else:
+            paths += draw_figures(frame, directory / FIGURES_DIR, kinds=settings.figures, x=settings.x,
+                                  baseline=settings.baseline)
     return Report("\n\n".join(part for part in parts if part), paths)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ddlsim.report.quantities import format_in_unit, format_number
@@ -48,3 +49,16 @@ def quantity_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str 
             row[column] = text
         names[column] = f"{names.get(column, column)} ({unit})"
     return format_table(shown, {column: plain for column in columns}, names)
+
+
+def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path) -> str:
+    """Write `rows` (dicts with the same keys) as CSV at `path` and return them as a text table."""
+    import csv
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return format_table(rows, {key: str for key in rows[0]})

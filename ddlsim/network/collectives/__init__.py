@@ -6,6 +6,7 @@ from ddlsim.network.collectives import (  # noqa: F401
     bruck,
     direct,
     halving_doubling,
+    per_op,
     pipelined_tree,
     recursive_doubling,
     ring,

@@ -2,7 +2,9 @@
 
 The estimator tries every registered algorithm (built with its default parameters) that
 supports the fabric, op and group size, and keeps the fastest; ties go to the first name in
-alphabetical order, so the choice is deterministic. `exclude` removes names from the contest.
+alphabetical order, so the choice is deterministic. `exclude` removes names from the contest;
+`include`, when not empty, limits it to those names (a paper's strategy set, e.g. the ring-based
+strategies of RAMP 7.6: ``{name: best, include: [ring, hierarchical, torus2d]}``).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from typing import ClassVar
 from ddlsim.errors import ConfigError
 from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.registry import ALGORITHMS
+from ddlsim.types import CollectiveOp
 
 
 @dataclass
 class BestConfig:
     name: str = "best"
     exclude: list[str] = field(default_factory=list)
+    include: list[str] = field(default_factory=list)
 
 
 @ALGORITHMS.register("best", BestConfig)
@@ -28,18 +32,22 @@ class Best(CollectiveAlgorithm):
 
     exclude: tuple[str, ...] = ()
     name: str = "best"
+    include: tuple[str, ...] = ()
     is_selector: ClassVar[bool] = True
 
     @classmethod
     def from_config(cls, config: BestConfig) -> Best:
-        unknown = [name for name in config.exclude if name not in ALGORITHMS]
-        if unknown:
-            raise ConfigError("exclude", unknown, f"unknown algorithms; choose from {', '.join(ALGORITHMS.names())}")
-        return cls(tuple(sorted(config.exclude)), config.name)
+        for key in ("exclude", "include"):
+            unknown = [name for name in getattr(config, key) if name not in ALGORITHMS]
+            if unknown:
+                raise ConfigError(key, unknown, f"unknown algorithms; choose from {', '.join(ALGORITHMS.names())}")
+        return cls(tuple(sorted(config.exclude)), config.name, tuple(sorted(config.include)))
 
-    def candidates(self) -> list[CollectiveAlgorithm]:
-        """Every registered algorithm with its default parameters (built once per registry state)."""
-        names = tuple(name for name in ALGORITHMS.names() if name not in self.exclude)
+    def candidates(self, op: CollectiveOp | None = None) -> list[CollectiveAlgorithm]:
+        """Every registered algorithm with its default parameters (built once per registry state);
+        the same for every `op` (each candidate says itself which ops it supports)."""
+        names = tuple(name for name in ALGORITHMS.names()
+                      if name not in self.exclude and (not self.include or name in self.include))
         if names not in _CANDIDATES:
             built = [ALGORITHMS.make(name) for name in names]
             _CANDIDATES[names] = [algorithm for algorithm in built if not getattr(algorithm, "is_selector", False)]

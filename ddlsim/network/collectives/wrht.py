@@ -196,10 +196,16 @@ def hring_steps(num_ranks: int, group_size: int, wavelengths: int) -> int:
 
 # -- the registered algorithm -------------------------------------------------------------------
 
+GROUP_RULES = ("best", "lemma1")
+
+
 @dataclass
 class WrhtConfig:
     name: str = "wrht"
-    m: int = 0  # group size; 0: the largest that Lemma 1 (2w + 1) and the optical budget allow
+    m: int = 0  # group size; 0: chosen by group_rule
+    # best: the fastest m that Lemma 1 (2w + 1) and the optical budget allow; lemma1: m = 2w + 1
+    # (capped at the group size), as WRHT's Figs. 5 and 6 take it
+    group_rule: str = "best"
 
 
 @ALGORITHMS.register("wrht", WrhtConfig)
@@ -209,12 +215,15 @@ class Wrht(CollectiveAlgorithm):
 
     m: int = 0
     name: str = "wrht"
+    group_rule: str = "best"
     ops: ClassVar[frozenset[CollectiveOp]] = frozenset({CollectiveOp.ALL_REDUCE})
 
     @classmethod
     def from_config(cls, config: WrhtConfig) -> Wrht:
         check_group_size(config.m)
-        return cls(config.m, config.name)
+        if config.group_rule not in GROUP_RULES:
+            raise ConfigError("group_rule", config.group_rule, f"must be one of {', '.join(GROUP_RULES)}")
+        return cls(config.m, config.name, config.group_rule)
 
     def supports(self, fabric: Fabric, op: CollectiveOp, group_size: int) -> str | None:
         reason = super().supports(fabric, op, group_size)
@@ -226,13 +235,14 @@ class Wrht(CollectiveAlgorithm):
         """m for this request: the configured one (checked against the optical budget) or the best."""
         fabric, n = request.fabric, request.group_size
         assert isinstance(fabric, OpticalRing)
-        if self.m:
-            if not fabric.group_size_ok(n, self.m):
+        m = self.m or (min(lemma1_group_size(fabric.wavelengths), n) if self.group_rule == "lemma1" else 0)
+        if m:
+            if not fabric.group_size_ok(n, m):
                 raise InfeasibleError(
-                    f"WRHT group size m = {self.m} on {n} ranks fails the optical budget of {fabric.name} "
-                    f"(Eqs. 7-13: lightpaths pass {max_communication_length(n, self.m)} interfaces); "
+                    f"WRHT group size m = {m} on {n} ranks fails the optical budget of {fabric.name} "
+                    f"(Eqs. 7-13: lightpaths pass {max_communication_length(n, m)} interfaces); "
                     f"m' = {_max_group_size_text(fabric, n)}")
-            return self.m
+            return m
         return best_group_size(n, fabric.wavelengths,
                                lambda m: fabric.group_size_ok(n, m) and self._gathers_fit(request, m))
 

@@ -9,29 +9,36 @@ from __future__ import annotations
 from ddlsim.network.costs.eps import DCN_FAT_TREE, HPC_SUPERPOD, PAPER_SCALE_NODES, RAMP_NODE_CAPACITY_BPS
 from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.ramp.topology import RampDims
+from ddlsim.papers import load_papers
 
 OVERSUBSCRIPTIONS = (1.0, 10.0, 64.0)
 MAX_SCALE = RampDims(x=32, racks=32, wavelengths=64)
 
-# Table 3 as printed (counts in items, cost in billions of dollars, normalised cost in $/Gbps).
-PAPER_TABLE3 = {
-    ("superpod_hpc", 1.0): {"transceivers": 25.2e6, "switches": 530e3, "total_busd": 16.8, "usd_per_gbps": 20.02},
-    ("superpod_hpc", 10.0): {"transceivers": 2e6, "switches": 49.7e3, "total_busd": 1.57},
-    ("superpod_hpc", 64.0): {"transceivers": 0.3e6, "switches": 8.3e3, "total_busd": 0.26},
-    ("dcn_fat_tree", 1.0): {"transceivers": 50.3e6, "switches": 655e3, "total_busd": 35.5, "usd_per_gbps": 42.38},
-    ("dcn_fat_tree", 10.0): {"transceivers": 4.7e6, "switches": 61.4e3, "total_busd": 3.33},
-    ("dcn_fat_tree", 64.0): {"transceivers": 0.8e6, "switches": 10.2e3, "total_busd": 0.55},
-}
-PAPER_RAMP_TABLE3 = {"transceivers": 2.1e6, "couplers": 32.8e3, "total_busd": (1.35, 2.61),
-                     "usd_per_gbps": (1.62, 3.12), "transceiver_share": (0.93, 0.96)}
-# Table 4: total power in MW and energy per bit per path in pJ.
-PAPER_TABLE4 = {
-    ("superpod_hpc", 1.0): 306.0, ("superpod_hpc", 10.0): 28.7, ("superpod_hpc", 64.0): 4.8,
-    ("dcn_fat_tree", 1.0): 336.0, ("dcn_fat_tree", 10.0): 31.5, ("dcn_fat_tree", 64.0): 5.2,
-}
-PAPER_ENERGY_PJ_PER_BIT = {"superpod_hpc": 383.0, "dcn_fat_tree": 400.0, "ramp": (8.5, 9.5)}
-PAPER_POWER_MW_PER_GBPS = {"superpod_hpc": 365.0, "dcn_fat_tree": 400.0}
-PAPER_RAMP_POWER_MW = (7.1, 8.0)
+
+def _paper_tables() -> tuple[dict, dict, dict, dict, dict, tuple]:
+    """Tables 3 and 4 as printed, from the paper data file (configs/reference/papers.yaml)."""
+    papers = load_papers()
+    table3 = {(row["system"], row["oversubscription"]): {key: value for key, value in row.items()
+                                                          if key not in ("system", "oversubscription")
+                                                          and value == value}
+              for row in papers.table("ramp_table3").rows}
+    ramp3 = papers.table("ramp_table3_ramp").rows[0]
+    ramp_table3 = {"transceivers": ramp3["transceivers"], "couplers": ramp3["couplers"],
+                   **{key: (ramp3[f"{key}_low"], ramp3[f"{key}_high"])
+                      for key in ("total_busd", "usd_per_gbps", "transceiver_share")}}
+    table4_rows = papers.table("ramp_table4").rows
+    table4 = {(row["system"], row["oversubscription"]): row["power_mw"] for row in table4_rows}
+    ramp4 = papers.table("ramp_table4_ramp").rows
+    energy = {row["system"]: row["energy_pj_per_bit"] for row in table4_rows}
+    energy["ramp"] = tuple(row["energy_pj_per_bit"] for row in ramp4)
+    power_per_gbps = {row["system"]: row["power_mw_per_gbps"] for row in table4_rows}
+    return table3, ramp_table3, table4, energy, power_per_gbps, tuple(row["power_mw"] for row in ramp4)
+
+
+# Table 3 (counts in items, cost in billions of dollars, normalised cost in $/Gbps) and Table 4
+# (total power in MW, energy per bit per path in pJ), as printed.
+(PAPER_TABLE3, PAPER_RAMP_TABLE3, PAPER_TABLE4, PAPER_ENERGY_PJ_PER_BIT, PAPER_POWER_MW_PER_GBPS,
+ PAPER_RAMP_POWER_MW) = _paper_tables()
 
 
 def _matched_capacity_gbps(nodes: int = PAPER_SCALE_NODES) -> float:

@@ -2,7 +2,7 @@
 
 import math
 
-from ddlsim.network.packet.paper_claims import check_claims
+from ddlsim.report.references.opsquare import check_claims
 
 
 def row(network, nodes, locality, load, throughput, loss=0.0, local_mean=1e-6, remote_mean=3e-6,

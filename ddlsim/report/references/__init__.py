@@ -1,0 +1,10 @@
+"""One module per seed paper, each registering the side-by-side of its reproductions
+(`ddlsim.report.reference.register_reference`). Importing this package registers them all."""
+
+from ddlsim.report.references import (  # noqa: F401
+    opsquare,
+    ramp_collectives,
+    ramp_training,
+    sipac,
+    wrht,
+)

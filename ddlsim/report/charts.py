@@ -125,8 +125,10 @@ def _draw_guides(axis: plt.Axes, guides: Sequence[Guide], index: int, x_divisor:
         if guide.kind == "h":
             axis.axhline(guide.value / y_divisor, color="grey", linewidth=0.8, linestyle=":")
             if guide.text:
+                where = axis.transData.transform((1.0, guide.value / y_divisor))
+                height = axis.transAxes.inverted().transform(where)[1]  # a label near the top goes below its line
                 axis.annotate(guide.text, (0.02, guide.value / y_divisor), xycoords=("axes fraction", "data"),
-                              fontsize=LABEL_FONT_SIZE, color="dimgrey", va="bottom",
+                              fontsize=LABEL_FONT_SIZE, color="dimgrey", va="top" if height > 0.85 else "bottom",
                               bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
         else:
             low, high = axis.get_xlim()

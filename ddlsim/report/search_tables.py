@@ -12,8 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ddlsim import units
-from ddlsim.report.table import format_table
+from ddlsim.report.table import quantity_table
 
 PLAN_COLUMNS = {"plan_rank": str, "tp_degree": str, "cp_degree": str, "pp_degree": str, "virtual_stages": str,
                 "dp_degree": str, "ep_degree": str, "zero_stage": str, "micro_batch": str, "recompute": str}
@@ -23,26 +22,17 @@ HEADERS = {"plan_rank": "rank", "tp_degree": "TP", "cp_degree": "CP", "pp_degree
            "bubble_time_s": "bubble", "memory_per_gpu_bytes": "memory/GPU", "series": "fabric"}
 
 
-def _time(value: Any) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return f"{value / 86400:.4g} days" if value >= 2 * 86400 else units.format_time_s(float(value))
-
-
-def _percent(value: Any) -> str:
-    return "-" if value is None or not math.isfinite(float(value)) else f"{100 * float(value):.3g}%"
-
-
-def _columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    columns: dict[str, Any] = {key: value for key, value in PLAN_COLUMNS.items() if all(key in row for row in rows)}
-    columns["iteration_time_s"] = _time
+def _kinds(rows: Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
+    """The columns of a plan table and each one's kind (`quantity_table` puts one unit in each header)."""
+    kinds: dict[str, str | None] = {key: None for key in PLAN_COLUMNS if all(key in row for row in rows)}
+    kinds["iteration_time_s"] = "time_s"
     if any(math.isfinite(float(row.get("time_to_accuracy_s", math.nan))) for row in rows):
-        columns["time_to_accuracy_s"] = _time
-    columns["comm_fraction"] = _percent
+        kinds["time_to_accuracy_s"] = "time_s"
+    kinds["comm_fraction"] = "percent"
     if all("bubble_time_s" in row for row in rows):
-        columns["bubble_time_s"] = _time
-    columns["memory_per_gpu_bytes"] = lambda value: units.format_size_bytes(int(value))
-    return columns
+        kinds["bubble_time_s"] = "time_s"
+    kinds["memory_per_gpu_bytes"] = "size_bytes"
+    return kinds
 
 
 def search_summary(rows: Sequence[Mapping[str, Any]], stats: Any) -> str:
@@ -52,7 +42,7 @@ def search_summary(rows: Sequence[Mapping[str, Any]], stats: Any) -> str:
              f"the best plans per GPU budget"]
     for gpus in sorted({int(row["gpus"]) for row in rows}):
         plans = [row for row in rows if int(row["gpus"]) == gpus]
-        lines += ["", f"{gpus:,} GPUs:", format_table(plans, _columns(plans), HEADERS)]
+        lines += ["", f"{gpus:,} GPUs:", quantity_table(plans, _kinds(plans), HEADERS)]
     lines += ["", "Pareto table (best plan per budget; front: faster than every smaller budget):",
               pareto_table([row for row in rows if int(row["plan_rank"]) == 1])]
     rate = stats.evaluated / stats.seconds if stats.seconds > 0 else math.nan
@@ -68,10 +58,11 @@ def search_summary(rows: Sequence[Mapping[str, Any]], stats: Any) -> str:
 
 def pareto_table(best: Sequence[Mapping[str, Any]]) -> str:
     objective = best[0].get("search_objective", "iteration_time_s") if best else "iteration_time_s"
-    columns = {"gpus": lambda value: f"{int(value):,}", objective: _time, "plan": str, "pareto": str}
-    table = [{**row, "plan": plan_label(row), "pareto": "front" if bool(row["pareto"]) else ""}
+    kinds = {"gpus": None, objective: "time_s", "plan": None, "pareto": None}
+    table = [{**row, "gpus": f"{int(row['gpus']):,}", "plan": plan_label(row),
+              "pareto": "front" if bool(row["pareto"]) else ""}
              for row in sorted(best, key=lambda row: int(row["gpus"]))]
-    return format_table(table, columns, {"gpus": "GPUs", **HEADERS, "pareto": ""})
+    return quantity_table(table, kinds, {"gpus": "GPUs", **HEADERS, "pareto": ""})
 
 
 def plan_label(row: Mapping[str, Any]) -> str:
@@ -99,11 +90,11 @@ def fabric_comparison(frame: Any) -> str:
     for gpus, rows in best.groupby("gpus", sort=True):
         rows = rows.sort_values([objective, "fabric"])
         fastest = float(rows[objective].iloc[0])
-        table = [{**row, "plan": plan_label(row), "slower": f"{float(row[objective]) / fastest:.3f}x"}
+        table = [{**row, "plan": plan_label(row), "slower": float(row[objective]) / fastest}
                  for row in rows.to_dict("records")]
-        columns = {"fabric": str, objective: _time, "comm_fraction": _percent, "plan": str, "slower": str}
+        kinds = {"fabric": None, objective: "time_s", "comm_fraction": "percent", "plan": None, "slower": "ratio"}
         headers = {**HEADERS, "slower": "time / winner's"}
-        lines += ["", f"{int(gpus):,} GPUs: {table[0]['fabric']} wins", format_table(table, columns, headers)]
+        lines += ["", f"{int(gpus):,} GPUs: {table[0]['fabric']} wins", quantity_table(table, kinds, headers)]
     for fabric, rows in best.groupby("fabric", sort=True):
         lines += ["", f"Pareto table on {fabric}:", pareto_table(rows.to_dict("records"))]
     return "\n".join(lines)

@@ -157,6 +157,9 @@ def legend_outside(axis: plt.Axes, title: str | None = None) -> None:
                     fontsize="small", title_fontsize="small")
 
 
+LEGEND_ROWS = 12  # a taller legend would reach the figure's title
+
+
 def figure_legend(figure: plt.Figure, axes: Sequence[plt.Axes], title: str | None = None) -> None:
     """One legend for a figure of panels, right of them all and clear of the title above them
     (needs a constrained layout)."""
@@ -165,8 +168,9 @@ def figure_legend(figure: plt.Figure, axes: Sequence[plt.Axes], title: str | Non
         for handle, label in zip(*axis.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
     if entries:
+        columns = 1 if len(entries) <= LEGEND_ROWS else math.ceil(len(entries) / LEGEND_ROWS)
         figure.legend(list(entries.values()), list(entries), title=title, loc="outside right center", frameon=False,
-                      fontsize="small", title_fontsize="small")
+                      fontsize="small", title_fontsize="small", ncols=columns)
 
 
 def panels(count: int, *, columns: int = 3, width: float = 4.2, height: float = 3.4,

@@ -39,7 +39,7 @@ ALPHA_B = 0.21
 B_STAR_TOKENS = 2e8
 ALPHA_S = 0.76
 S_C = 2.1e3
-DEFAULT_LOSS_GAP = ALPHA_N / ALPHA_S
+DEFAULT_LOSS_GAP = round(ALPHA_N / ALPHA_S, 12)  # 0.076 / 0.76 is 0.1; the division alone gives 0.09999999999999999
 SMALLEST_FITTED_PARAMS = 768.0  # Kaplan et al., Sec. 2: models of 768 to 1.5e9 non-embedding parameters
 LARGEST_FITTED_PARAMS = 1.5e9
 MIN_TARGET_LOSS = 1.0  # RAMP Table 9's smallest loss: N = N_c

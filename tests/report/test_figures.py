@@ -1,7 +1,10 @@
 """Every experiment's figures, and every chart kind, drawn small and checked for labels and layout.
 
-The rows are synthetic (made-up, easy numbers shaped like each experiment's results: its
-fabrics, swept values, ops, sizes and scales), so the test checks drawing, not simulation.
+Training and hybrid experiments get synthetic rows (made-up, easy numbers shaped like each
+experiment's results: its fabrics, swept values and scales), because their real runs take
+minutes; the test checks drawing, not simulation. Every other experiment (collective prices,
+steps, closed forms, traffic patterns, packets) is run for real through the in-process sweep,
+narrowed where a full run would be slow, so its figures are drawn from the columns it writes.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ def drawn(monkeypatch) -> list[plt.Figure]:
 
 
 def _sweep_values(name: str) -> dict[str, list[str]]:
-    text = (EXPERIMENTS_DIR / f"{name}.yaml").read_text()
-    params = ((yaml.safe_load(text) or {}).get("hydra") or {}).get("sweeper", {}).get("params") or {}
+    """The sweep of experiment `name`, following an alias (an experiment whose defaults name another)."""
+    document = yaml.safe_load((EXPERIMENTS_DIR / f"{name}.yaml").read_text()) or {}
+    params = (document.get("hydra") or {}).get("sweeper", {}).get("params") or {}
+    aliases = [entry for entry in document.get("defaults") or [] if isinstance(entry, str) and entry != "_self_"]
+    if not params and aliases:
+        return _sweep_values(aliases[0])
     return {key: [item.strip() for item in str(value).split(",")] for key, value in params.items()}
 
 
@@ -65,19 +72,6 @@ def _training_rows(fabrics: list[str], sweep: dict[str, list[str]]) -> list[dict
     return rows
 
 
-def _collective_rows(fabrics: list[str], task) -> list[dict]:
-    rows = []
-    for rank, fabric in enumerate(fabrics):
-        for op in task.ops:
-            for size in [units.parse_size_bytes(size) for size in task.sizes]:
-                for ranks in task.num_ranks:
-                    latency, transfer = 1e-6 * np.log2(ranks) * (rank + 1), size / (100e9 / (rank + 1))
-                    rows.append({"overrides": f"fabric={fabric}", "op": op, "fabric": fabric, "algorithm": "ring",
-                                 "num_ranks": ranks, "size_bytes": size, "time_s": latency + 1.2 * transfer,
-                                 "latency_s": latency, "transfer_s": transfer, "compute_s": 0.2 * transfer})
-    return rows
-
-
 def _hybrid_rows(fabrics: list[str], task) -> list[dict]:
     return [{"overrides": f"fabric={fabric}", "fabric": fabric, "num_ranks": ranks, "cu_bandwidth_bps": bandwidth,
              "time_s": (rank + 1) * ranks * 1e8 / bandwidth}
@@ -85,19 +79,30 @@ def _hybrid_rows(fabrics: list[str], task) -> list[dict]:
             for bandwidth in [units.parse_bandwidth_bps(value) for value in task.cu_bandwidths]]
 
 
+SYNTHETIC_TASKS = {"train", "hybrid", "search"}
+NARROWED = {  # a smaller sweep of the same shape where the full experiment takes more than a few seconds
+    "opsquare_fig2_3": ["task.num_nodes=256", "task.locality=0.0,1.0", "task.load=0.3,0.9"],
+    "ramp_fig18": ["task.num_ranks=[1024]"],
+    "ramp_fig18_20": ["task.num_ranks=[1024]", "task.sizes=[1MB,1GB]"],
+    "ramp_fig19": ["task.num_ranks=[1024]", "task.node_bandwidths=[0.2Tbps,12.8Tbps]"],
+    "ramp_collectives": ["task.num_ranks=[1024]", "task.sizes=[1MB,1GB]"],
+    "wrht_fig4": ["task.gradients_of=[resnet50,vgg16]"],
+}
+
+
 def experiment_rows(name: str) -> tuple[pd.DataFrame, ReportSettings]:
-    """Synthetic rows shaped like experiment `name`'s results, and its report settings."""
+    """Experiment `name`'s rows (synthetic for training and hybrid runs, else run) and its report settings."""
     config = ddlsim.compose([f"experiment={name}"])
+    settings = ReportSettings(**{key: value for key, value in config.report.items()})
+    task = config.task
+    if task.name not in SYNTHETIC_TASKS:
+        from ddlsim.sweep_inprocess import run_sweep
+
+        return run_sweep([f"experiment={name}", *NARROWED.get(name, [])]), settings
     sweep = _sweep_values(name)
     fabrics = sweep.get("fabric", [str(config.fabric.name)])
-    task = config.task
-    if task.name == "collective":
-        rows = _collective_rows(fabrics, task)
-    elif task.name == "hybrid":
-        rows = _hybrid_rows(fabrics, task)
-    else:
-        rows = _training_rows(fabrics, sweep)
-    return pd.DataFrame(rows), ReportSettings(**{key: value for key, value in config.report.items()})
+    rows = _hybrid_rows(fabrics, task) if task.name == "hybrid" else _training_rows(fabrics, sweep)
+    return pd.DataFrame(rows), settings
 
 
 @pytest.mark.parametrize("name", EXPERIMENTS)

@@ -35,3 +35,29 @@ def test_importing_torchrec_leaves_the_root_logger_alone():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", str(logging.WARNING)]
+
+
+def test_a_config_file_path_reads_that_file_not_its_folder(tmp_path):
+    """A path to a .json file is read itself; a folder's config.json must not be picked up instead."""
+    from ddlsim.workload.llm.hf_config import load_config
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
+    given = tmp_path / "mistral_small.json"
+    given.write_text(json.dumps({"model_type": "mistral", "hidden_size": 256, "num_attention_heads": 4,
+                                 "num_hidden_layers": 2}))
+    config = load_config(str(given))
+    assert (config["model_type"], config["hidden_size"], config["num_hidden_layers"]) == ("mistral", 256, 2)
+
+
+@pytest.mark.parametrize(("document", "reason"), [({"model_type": "no_such_family"}, "cannot build model type"),
+                                                  ({"hidden_size": 8}, "has no `model_type` key"),
+                                                  ("{not json", "not a readable JSON config")])
+def test_a_bad_config_file_is_one_config_error_naming_the_path(tmp_path, document, reason):
+    from ddlsim.workload.llm.hf_config import load_config
+
+    given = tmp_path / "bad.json"
+    given.write_text(document if isinstance(document, str) else json.dumps(document))
+    with pytest.raises(ConfigError) as error:
+        load_config(str(given))
+    message = str(error.value)
+    assert message.startswith(f"config = '{given}'") and reason in message and "\n" not in message

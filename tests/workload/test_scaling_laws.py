@@ -81,3 +81,10 @@ def test_widen_heads_keeps_the_width():
     assert widen_heads(layer, 1) is layer
     with pytest.raises(InfeasibleError, match="exceeds d_model"):
         widen_heads(layer, 2 * layer.d_model)
+
+
+def test_the_default_loss_gap_prints_as_the_ratio_it_is():
+    """alpha_N / alpha_S = 0.076 / 0.76 = 0.1; --help and result rows must not show 0.09999999999999999."""
+    from ddlsim.workload.scaling_laws import ALPHA_N, ALPHA_S, DEFAULT_LOSS_GAP
+
+    assert repr(DEFAULT_LOSS_GAP) == "0.1" and abs(DEFAULT_LOSS_GAP - ALPHA_N / ALPHA_S) < 1e-15

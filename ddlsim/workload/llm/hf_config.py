@@ -25,6 +25,7 @@ Attention over a sliding window (Mistral 7B v0.1) is counted as full attention.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -55,14 +56,31 @@ def load_config(name: str) -> dict[str, Any]:
         document = load_shipped(name)
         return {**document["config"], "_seq_len": document.get("seq_len", 0)}
     path = Path(name).expanduser()
-    if path.is_file() or (path.is_dir() and (path / "config.json").is_file()):
-        import transformers
-
-        config = transformers.AutoConfig.from_pretrained(str(path if path.is_dir() else path.parent),
-                                                         local_files_only=True)
-        return config.to_dict()
+    if path.is_dir():
+        path = path / "config.json"
+    if path.is_file():
+        return _read_local_config(path, name)
     raise ConfigError("config", name, f"is neither a shipped shape ({', '.join(shipped_names())}) nor a local "
                                       "directory or config.json")
+
+
+def _read_local_config(path: Path, given: str) -> dict[str, Any]:
+    """The transformers config in the file `path` (given as `given`), as a dict with its defaults filled."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ConfigError("config", given, f"is not a readable JSON config ({error})") from None
+    family = document.get("model_type") if isinstance(document, dict) else None
+    if not family:
+        raise ConfigError("config", given, "has no `model_type` key; a transformers config.json names its family")
+    import transformers
+
+    try:
+        config = transformers.AutoConfig.for_model(family, **{k: v for k, v in document.items() if k != "model_type"})
+    except (ValueError, KeyError, TypeError) as error:
+        reason = (str(error).splitlines() or [type(error).__name__])[0].split(" Should contain")[0][:160]
+        raise ConfigError("config", given, f"transformers cannot build model type {family!r}: {reason}") from None
+    return config.to_dict()
 
 
 def _get(config: dict[str, Any], key: str, default: Any = None) -> Any:

@@ -12,7 +12,6 @@ import dataclasses
 from collections import Counter
 from functools import partial
 
-import pytest
 import torch
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, ScheduleInterleaved1F1B

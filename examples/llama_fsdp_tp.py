@@ -68,12 +68,12 @@ def tensor_parallel(model, tp_mesh, sequence_parallel: bool = True) -> None:
         plan = {
             "self_attn": PrepareModuleInput(input_kwarg_layouts={"hidden_states": seq},
                                             desired_input_kwarg_layouts={"hidden_states": Replicate()},
-                                            use_local_output=True),
+                                            use_local_output=not sequence_parallel),
             "self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwiseParallel(),
             "self_attn.v_proj": ColwiseParallel(),
             "self_attn.o_proj": RowwiseParallel(output_layouts=seq, use_local_output=False),
             "mlp": PrepareModuleInput(input_layouts=(seq,), desired_input_layouts=(Replicate(),),
-                                      use_local_output=True),
+                                      use_local_output=not sequence_parallel),
             "mlp.gate_proj": ColwiseParallel(), "mlp.up_proj": ColwiseParallel(),
             "mlp.down_proj": RowwiseParallel(output_layouts=seq, use_local_output=False),
         }

@@ -105,6 +105,7 @@ def main() -> None:
     done = pd.read_csv(path) if path.is_file() else pd.DataFrame(columns=COLUMNS)
     setup = analytic.build_setup()
     args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
     for row in rows.itertuples(index=False):
         if int(row.source_row) in set(done.source_row.astype(int)):
             continue
@@ -117,7 +118,9 @@ def main() -> None:
     results = done[done.source_row.isin(rows.source_row)]
     print(summary(results))
     print(f"{len(left_out)} rows left out: estimated above {args.max_records:,} records "
-          f"(largest {left_out.records.max():,})" if len(left_out) else "no rows left out")
+          f"({left_out.records.sum():,} in all, largest {left_out.records.max():,})" if len(left_out)
+          else "no rows left out")
+    print(f"this run: {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

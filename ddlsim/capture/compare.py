@@ -1,6 +1,6 @@
 """Collective calls of an analytic workload and of a capture, side by side.
 
-Both sides are counted for one rank of one pipeline stage over one iteration, by
+Both sides are counted for one rank of one pipeline stage (all its model chunks) over one iteration, by
 (op, size_bytes, group_size, phase): the analytic workload's blocks of that stage, per
 micro-batch blocks times the micro-batches, repeats and counts; the capture's calls of the
 captured rank of that stage (receives are the peer's sends, so they are not counted). The
@@ -21,12 +21,18 @@ CallKey = tuple[str, int, int, str]
 
 
 def analytic_calls(workload: Workload, stage: int = 0) -> Counter[CallKey]:
+    """With virtual stages (interleaved 1F1B), the per-micro-batch blocks name model chunks:
+    stage s runs chunks s, s + p, s + 2p, ..."""
     micro = int(workload.plan.get("micro_batches", 1))  # type: ignore[call-overload]
+    virtual = int(workload.plan.get("virtual_stages", 1) or 1)  # type: ignore[call-overload]
+    stages = int(workload.plan.get("pp_degree", 1) or 1)  # type: ignore[call-overload]
+    chunks = [stage + v * stages for v in range(virtual)] if virtual > 1 else [stage]
     calls: Counter[CallKey] = Counter()
     for block in workload.blocks:
-        if not block.runs_on(stage):
+        runs = sum(block.runs_on(chunk) for chunk in chunks) if block.per_micro_batch else int(block.runs_on(stage))
+        if not runs:
             continue
-        times = block.repeat * (micro if block.per_micro_batch else 1)
+        times = runs * block.repeat * (micro if block.per_micro_batch else 1)
         for task in block.tasks:
             if isinstance(task, CollectiveCall) and task.group.size > 1:
                 calls[(task.op.value, task.size_bytes, task.group.size, task.phase.value)] += task.count * times

@@ -155,8 +155,9 @@ def test_context_parallel_ring_passes_of_k_and_v():
 def test_sequence_parallel_turns_all_reduces_into_all_gathers_and_reduce_scatters():
     """TP 4 with SP, PP 2, micro-batch 1: every TP collective moves b s h 2 = 2,048 x 1,024 x 2 =
     4,194,304 bytes. Per layer: all-gather and reduce-scatter around attention and around the
-    MLP, in forward, recompute and backward. The embedding's output is reduce-scattered, the
-    output layer's input all-gathered (forward) and its gradient reduce-scattered (backward).
+    MLP, in forward, recompute and backward. The embedding's output is reduce-scattered (its
+    gradient all-gathered in backward, as a capture of the DTensor program shows), the output
+    layer's input all-gathered (forward) and its gradient reduce-scattered (backward).
     Stages exchange their sequence shard: 4,194,304 / 4 = 1,048,576 bytes, with no all-gather."""
     workload = build(llama_like(), 2, tensor=4, pipeline=2, data=1, micro_batch=1, sequence_parallel=True)
     forward, backward = phase_counts(workload, "forward"), phase_counts(workload, "backward")
@@ -168,6 +169,7 @@ def test_sequence_parallel_turns_all_reduces_into_all_gathers_and_reduce_scatter
              if getattr(call, "name", "").startswith("tp_") and "cross_entropy" not in call.name}
     assert sizes == {4_194_304}
     assert only(workload, "tp_embedding_reduce_scatter").phase is Phase.FORWARD
+    assert only(workload, "tp_embedding_all_gather").phase is Phase.BACKWARD
     assert only(workload, "tp_output_all_gather").phase is Phase.FORWARD
     assert only(workload, "tp_output_reduce_scatter").phase is Phase.BACKWARD
     assert not calls_named(workload, "tp_embedding_all_reduce") and not calls_named(workload, "pp_gather_forward")

@@ -208,6 +208,8 @@ class _Blocks:
         sp = self.sp
         embedding_out = tp_call(CollectiveOp.REDUCE_SCATTER, message, Phase.FORWARD, "tp_embedding_reduce_scatter") \
             if sp else tp_call(CollectiveOp.ALL_REDUCE, message, Phase.FORWARD, "tp_embedding_all_reduce")
+        embedding_grad = tp_call(CollectiveOp.ALL_GATHER, message, Phase.BACKWARD, "tp_embedding_all_gather") \
+            if sp else []  # the backward of the forward reduce-scatter, as Megatron issues it
         output_in = tp_call(CollectiveOp.ALL_GATHER, message, Phase.FORWARD, "tp_output_all_gather") if sp else []
         output_grad = tp_call(CollectiveOp.REDUCE_SCATTER, message, Phase.BACKWARD, "tp_output_reduce_scatter") \
             if sp else tp_call(CollectiveOp.ALL_REDUCE, message, Phase.BACKWARD, "tp_output_all_reduce")
@@ -232,7 +234,8 @@ class _Blocks:
                                           *output_grad, *fsdp(head_params, 0, False, Phase.BACKWARD)),
                       stages=last, per_micro_batch=True),
             *self.layer_blocks(Phase.BACKWARD),
-            TaskBlock("embedding_backward", (self.task("embedding_backward", Phase.BACKWARD, embedding, 0.0),
+            TaskBlock("embedding_backward", (*embedding_grad,
+                                             self.task("embedding_backward", Phase.BACKWARD, embedding, 0.0),
                                              *fsdp(embedding_params, 0, False, Phase.BACKWARD)),
                       stages=first, per_micro_batch=True),
             *backward_sends[-1:],

@@ -11,13 +11,20 @@ meet at a port queue behind each other, which the flow model expresses as sharin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
-from ddlsim.network.fabrics.sipac import bcube_bisection_bps, bcube_domain_cuts, bcube_hops, check_bcube
+from ddlsim.network.fabrics.sipac import (
+    bcube_bisection_bps,
+    bcube_domain_cuts,
+    bcube_hops,
+    bcube_sized_config,
+    check_bcube,
+)
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
@@ -71,6 +78,18 @@ class Bcube(Fabric):
         """Two links, the switch, and one packet stored and forwarded."""
         return 2 * self.link_latency_s + self.switch_latency_s + units.transfer_time_s(self.packet_bytes,
                                                                                        self.port_bandwidth_bps)
+
+    # -- capabilities ----------------------------------------------------------------------------
+    def switch_radix(self) -> int | None:
+        return self.radix
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "cu_bandwidth"
+
+    @classmethod
+    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+        return bcube_sized_config(params, num_nodes)
 
     def domain_sizes(self) -> tuple[int, ...]:
         return tuple(self.radix ** (level + 1) for level in range(self.levels))

@@ -37,9 +37,10 @@ class NetworkEnergy:
         }
 
 
-def network_energy(fabric: Fabric, num_ranks: int, iteration_time_s: float, num_steps: int) -> NetworkEnergy:
-    """Energy and cost of the fabric for one job of `num_ranks` ranks; NaN without a model."""
-    cost = fabric.network_cost(num_ranks)
+def network_energy(fabric: Fabric | None, num_ranks: int, iteration_time_s: float, num_steps: int) -> NetworkEnergy:
+    """Energy and cost of the fabric for one job of `num_ranks` ranks; NaN without a model
+    (or without a fabric: a timeline priced by a custom network timer)."""
+    cost = None if fabric is None else fabric.network_cost(num_ranks)
     if cost is None:
         return NetworkEnergy(NAN, NAN, NO_MODEL_SCOPE, NAN, NAN)
     power_w = float(cost.power_w)

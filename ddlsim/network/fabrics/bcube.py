@@ -11,7 +11,6 @@ meet at a port queue behind each other, which the flow model expresses as sharin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -19,10 +18,10 @@ from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.sipac import (
+    BcubeCapabilities,
     bcube_bisection_bps,
     bcube_domain_cuts,
     bcube_hops,
-    bcube_sized_config,
     check_bcube,
 )
 from ddlsim.network.pricing import Routes
@@ -45,7 +44,7 @@ class BcubeConfig:
 
 @FABRICS.register("bcube", BcubeConfig, summary="electronic BCube of r-port packet switches (SiPAC's baseline)")
 @dataclass(frozen=True)
-class Bcube(Fabric):
+class Bcube(BcubeCapabilities, Fabric):
     """BCube with packet switches: ports shared by flows, switch latency and queueing per hop."""
 
     radix: int
@@ -78,18 +77,6 @@ class Bcube(Fabric):
         """Two links, the switch, and one packet stored and forwarded."""
         return 2 * self.link_latency_s + self.switch_latency_s + units.transfer_time_s(self.packet_bytes,
                                                                                        self.port_bandwidth_bps)
-
-    # -- capabilities ----------------------------------------------------------------------------
-    def switch_radix(self) -> int | None:
-        return self.radix
-
-    @classmethod
-    def node_bandwidth_key(cls) -> str | None:
-        return "cu_bandwidth"
-
-    @classmethod
-    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
-        return bcube_sized_config(params, num_nodes)
 
     def domain_sizes(self) -> tuple[int, ...]:
         return tuple(self.radix ** (level + 1) for level in range(self.levels))

@@ -55,6 +55,24 @@ def bcube_sized_config(params: dict[str, Any], num_nodes: int) -> dict[str, Any]
     return {**params, "levels": levels}
 
 
+class BcubeCapabilities:
+    """Capabilities of the BCube-like fabrics (SiPAC, electronic BCube): r^L CUs on r-port switches
+    in L levels, sized by L and swept by per-CU bandwidth."""
+
+    radix: int
+
+    def switch_radix(self) -> int | None:
+        return self.radix
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "cu_bandwidth"
+
+    @classmethod
+    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+        return bcube_sized_config(params, num_nodes)
+
+
 def bcube_bisection_bps(radix: int, levels: int, per_cu_bps: float) -> float | None:
     """The lower half of the CU ids is the lower half of the top digit (r even): every flow across
     leaves a CU of one half on its top-level port towards the other half, `per_cu_bps` per CU."""
@@ -121,7 +139,7 @@ class SipacConfig:
 
 @FABRICS.register("sipac", SipacConfig, summary="SiPAC: BCube of r-port wavelength-selective switches (r^L CUs)")
 @dataclass(frozen=True)
-class Sipac(Fabric):
+class Sipac(BcubeCapabilities, Fabric):
     """SiPAC: every CU pair on a WSS has dedicated wavelengths (B / r); multi-hop otherwise."""
 
     radix: int
@@ -161,18 +179,6 @@ class Sipac(Fabric):
     def hop_latency_s(self) -> float:
         """CU -> WSS -> CU: the link latency doubled through the optical switch."""
         return 2 * self.link_latency_s
-
-    # -- capabilities ----------------------------------------------------------------------------
-    def switch_radix(self) -> int | None:
-        return self.radix
-
-    @classmethod
-    def node_bandwidth_key(cls) -> str | None:
-        return "cu_bandwidth"
-
-    @classmethod
-    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
-        return bcube_sized_config(params, num_nodes)
 
     def domain_sizes(self) -> tuple[int, ...]:
         return tuple(self.radix ** (level + 1) for level in range(self.levels))

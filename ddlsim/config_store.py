@@ -18,10 +18,11 @@ from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.registry import ALL_REGISTRIES
 from ddlsim.report.settings import ReportSettings
+from ddlsim.resources import configs_dir, require_configs
 from ddlsim.training.settings import TrainingConfig
 from ddlsim.workload.parallel import ParallelConfig
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = configs_dir()
 ROOT_SCHEMA_NAME = "ddlsim_schema"
 
 
@@ -77,11 +78,8 @@ def register_configs() -> None:
 
 
 def config_dir() -> Path:
-    if not (CONFIG_DIR / "config.yaml").is_file():
-        raise FileNotFoundError(
-            f"ddlsim's configs/ directory was not found at {CONFIG_DIR}; install ddlsim from a "
-            "checkout with 'pip install -e .'")
-    return CONFIG_DIR
+    """Hydra's config directory: the installed ``ddlsim.configs`` package data (see ddlsim.resources)."""
+    return require_configs()
 
 
 def group_options() -> dict[str, list[str]]:

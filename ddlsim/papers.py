@@ -21,19 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PAPERS_FILE = Path(__file__).resolve().parent.parent / "configs" / "reference" / "papers.yaml"
-PACKAGED_FILE = ("reference", "papers.yaml")  # inside the ddlsim.configs package data, when installed so
+from ddlsim.resources import config_file
+
+PAPERS_FILE = config_file("reference", "papers.yaml")
 
 
 def papers_text() -> str:
-    """The data file's text: from the ``ddlsim.configs`` package data when installed as such,
-    else from the ``configs/`` directory of the checkout."""
-    from importlib import resources
-
-    try:
-        return resources.files("ddlsim.configs").joinpath(*PACKAGED_FILE).read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        return PAPERS_FILE.read_text(encoding="utf-8")
+    """The data file's text, from the shipped configs (`ddlsim.resources`)."""
+    return PAPERS_FILE.read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)

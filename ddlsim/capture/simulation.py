@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -25,6 +24,7 @@ from ddlsim.capture.graph import build_program_graph
 from ddlsim.capture.pricing import SegmentPricer
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.resources import configs_dir
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
@@ -34,7 +34,7 @@ from ddlsim.training.simulate import TrainingResult
 from ddlsim.training.timeline import Placement, place, summarize
 from ddlsim.types import Workload
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = configs_dir()
 
 
 @dataclass(frozen=True)

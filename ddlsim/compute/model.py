@@ -26,9 +26,10 @@ from ddlsim.compute.devices import DeviceSpec
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, Efficiency, Roofline
 from ddlsim.compute.store import ProfileStore, work_size
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.resources import profiles_dir
 from ddlsim.types import ComputeEstimate, ComputeSource, ComputeTask
 
-SHIPPED_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
+SHIPPED_PROFILES = profiles_dir()
 SOURCES = ("auto", "measured", "roofline")
 
 

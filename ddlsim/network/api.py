@@ -13,7 +13,6 @@ config (``make_fabric("superpod", nic_bandwidth="2.4Tbps")``); `name` may also b
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from omegaconf import OmegaConf
@@ -24,9 +23,10 @@ from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel
 from ddlsim.registry import FABRICS
+from ddlsim.resources import config_file
 from ddlsim.types import CollectiveEstimate, CollectiveOp, GroupLayout
 
-FABRIC_CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "fabric"
+FABRIC_CONFIG_DIR = config_file("fabric")
 
 
 def _variant(name: str) -> dict[str, Any] | None:

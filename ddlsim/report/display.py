@@ -8,25 +8,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ddlsim.caches import PROCESS_CACHES
+from ddlsim.resources import config_file
 
 DISPLAY_FILE = "display.yaml"
 _SEPARATORS = "_- ("
 
 
 def display_text() -> str:
-    """The text of ``display.yaml``: from the ``ddlsim.configs`` package data when it is
-    installed as such, else from the ``configs/`` directory of the checkout."""
-    try:
-        return resources.files("ddlsim.configs").joinpath(DISPLAY_FILE).read_text(encoding="utf-8")
-    except (ModuleNotFoundError, FileNotFoundError):
-        return (Path(__file__).resolve().parents[2] / "configs" / DISPLAY_FILE).read_text(encoding="utf-8")
+    """The text of ``display.yaml``, from the shipped configs (`ddlsim.resources`)."""
+    return config_file(DISPLAY_FILE).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -78,14 +78,10 @@ def build_choices(nodes: Sequence[Any], key: str) -> tuple[Choice, ...]:
 
 def fabric_options() -> list[str]:
     """Every fabric option: registered fabrics and the variants in configs/fabric/."""
-    from importlib import resources
-    from pathlib import Path
+    from ddlsim.resources import config_file
 
-    try:
-        files = [item.name for item in resources.files("ddlsim.configs").joinpath("fabric").iterdir()]
-    except (ModuleNotFoundError, FileNotFoundError):
-        files = [path.name for path in (Path(__file__).resolve().parents[2] / "configs" / "fabric").glob("*.yaml")]
-    return sorted({*FABRICS.names(), *(name.removesuffix(".yaml") for name in files if name.endswith(".yaml"))})
+    variants = [path.stem for path in config_file("fabric").glob("*.yaml")]
+    return sorted({*FABRICS.names(), *variants})
 
 
 def build_per_fabric(mapping: Mapping[str, Any], key: str = "collectives") -> dict[str, tuple[Choice, ...]]:

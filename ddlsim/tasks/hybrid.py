@@ -6,38 +6,34 @@ group runs an all-to-all of `size` bytes (m consecutive ranks), then the d DP gr
 in the paper. The sweep runs over per-CU bandwidth (SiPAC's accounting: the total bandwidth a
 CU has to the network) and scales p:
 
-- the per-CU bandwidth goes into the fabric's own parameter (`PER_CU_BANDWIDTH`): SiPAC and
-  BCube ``cu_bandwidth``; the 2D torus ``node_bandwidth`` (four links of a quarter each); the
+- the per-CU bandwidth goes into the fabric's own parameter (`Fabric.node_bandwidth_key`): SiPAC
+  and BCube ``cu_bandwidth``; the 2D torus ``node_bandwidth`` (four links of a quarter each); the
   SuperPod ``node_bandwidth`` (the NVLink bandwidth of a GPU, with the inter-node NICs fixed,
   as the paper fixes 8 x 200 Gb/s per server);
-- with `fit_fabric`, the fabric is sized to p: SiPAC and BCube get L = log_r p levels, the
-  torus near-square dimensions (8 x 8, 16 x 32), as the paper does; others keep their size.
+- with `fit_fabric`, the fabric is sized to p (`Fabric.sized_config`): SiPAC and BCube get
+  L = log_r p levels, the torus near-square dimensions (8 x 8, 16 x 32), as the paper does;
+  others keep their size.
 
-Algorithms follow the paper unless `paper_algorithms` is false (then the `collective` group's
-choice, e.g. ``best``, prices both): mesh all-to-all and ring all-reduce on SuperPod and BCube,
-ring for both on the torus, SiPCO for both on SiPAC.
+`algorithms` maps a fabric kind to its [MP all-to-all, DP all-reduce] algorithms; a kind it does
+not name is priced by the `collective` group's choice (e.g. ``best``) for both. The SiPAC
+paper's pairing (mesh all-to-all and ring all-reduce on SuperPod and BCube, ring for both on the
+torus, SiPCO for both on SiPAC) is set in configs/experiment/sipac_fig13.yaml.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import OmegaConf
 
 from ddlsim import units
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.errors import ConfigError
 from ddlsim.registry import FABRICS, TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult, config_label
 from ddlsim.training.run import reduction_model
 from ddlsim.types import CollectiveOp, GroupLayout
-
-PER_CU_BANDWIDTH = {"sipac": "cu_bandwidth", "bcube": "cu_bandwidth", "torus2d": "node_bandwidth",
-                    "superpod": "node_bandwidth", "leaf_spine": "node_bandwidth", "ideal": "bandwidth"}
-PAPER_ALGORITHMS = {"sipac": ("sipco", "sipco"), "bcube": ("direct", "ring"), "superpod": ("direct", "ring"),
-                    "torus2d": ("ring", "ring")}
 
 
 @dataclass
@@ -50,21 +46,7 @@ class HybridTaskConfig:
     dp_groups: int = 8
     cu_bandwidths: list[str] = field(default_factory=lambda: [f"{2**k}Gbps" for k in range(7, 13)])
     fit_fabric: bool = True
-    paper_algorithms: bool = True
-
-
-def fit_fabric_to(kind: str, params: dict[str, Any], num_ranks: int) -> dict[str, Any]:
-    """The fabric's parameters resized to `num_ranks` CUs the way SiPAC VI-A sizes it."""
-    params = dict(params)
-    if kind in ("sipac", "bcube"):
-        levels = round(math.log(num_ranks, params.get("r", 8)))
-        if params.get("r", 8) ** levels != num_ranks:
-            raise InfeasibleError(f"{num_ranks} CUs is not a power of the radix r = {params.get('r', 8)}")
-        params["levels"] = levels
-    elif kind == "torus2d":
-        params["dims"] = []
-        params["num_nodes"] = num_ranks
-    return params
+    algorithms: dict[str, list[str]] = field(default_factory=dict)  # kind -> [all-to-all, all-reduce]
 
 
 @TASKS.register("hybrid", HybridTaskConfig)
@@ -77,7 +59,7 @@ class HybridTask:
     dp_groups: int
     cu_bandwidths: tuple[str, ...]
     fit_fabric: bool
-    paper_algorithms: bool
+    algorithms: tuple[tuple[str, tuple[str, str]], ...]  # (fabric kind, (all-to-all, all-reduce))
     name: str = "hybrid"
 
     @classmethod
@@ -91,13 +73,18 @@ class HybridTask:
             raise ConfigError("cu_bandwidths", list(config.cu_bandwidths), "must list at least one bandwidth")
         for value in config.cu_bandwidths:
             units.parse_bandwidth_bps(value, "cu_bandwidths")
+        pairs = []
+        for kind, names in sorted(dict(config.algorithms or {}).items()):
+            if len(names) != 2:
+                raise ConfigError(f"algorithms.{kind}", list(names),
+                                  "must be [all-to-all algorithm, all-reduce algorithm]")
+            pairs.append((str(kind), (str(names[0]), str(names[1]))))
         return cls(units.parse_size_bytes(config.size, "size", allow_zero=False), tuple(config.num_ranks),
-                   config.dp_groups, tuple(config.cu_bandwidths), config.fit_fabric, config.paper_algorithms)
+                   config.dp_groups, tuple(config.cu_bandwidths), config.fit_fabric, tuple(pairs))
 
     def _algorithms(self, kind: str, components: Components) -> tuple[Any, Any]:
-        if self.paper_algorithms and kind in PAPER_ALGORITHMS:
-            return PAPER_ALGORITHMS[kind]
-        return components.algorithm, components.algorithm
+        chosen = dict(self.algorithms).get(kind)
+        return chosen if chosen is not None else (components.algorithm, components.algorithm)
 
     def run(self, components: Components) -> TaskResult:
         from ddlsim.network import CollectiveEstimator
@@ -105,18 +92,21 @@ class HybridTask:
         node = OmegaConf.to_container(components.config.fabric, resolve=True)
         assert isinstance(node, dict)
         kind = str(node["name"])
-        if kind not in PER_CU_BANDWIDTH:
+        fabric_class = FABRICS.entry(kind).factory
+        bandwidth_key = fabric_class.node_bandwidth_key()
+        if bandwidth_key is None:
+            with_key = [entry.name for entry in FABRICS if entry.factory.node_bandwidth_key() is not None]
             raise ConfigError("fabric.name", kind, f"has no per-CU bandwidth parameter known to task=hybrid; "
-                                                   f"choose one of {', '.join(PER_CU_BANDWIDTH)}")
+                                                   f"choose one of {', '.join(with_key)}")
         label = config_label(components.config, "fabric")
         mp_algorithm, dp_algorithm = self._algorithms(kind, components)
         reduction = reduction_model(components.device)
         rows = []
         for num_ranks in self.num_ranks:
             mp = num_ranks // self.dp_groups
-            base = fit_fabric_to(kind, node, num_ranks) if self.fit_fabric else node
+            base = fabric_class.sized_config(node, num_ranks) if self.fit_fabric else node
             for bandwidth in self.cu_bandwidths:
-                fabric = FABRICS.build({**base, PER_CU_BANDWIDTH[kind]: bandwidth}, key="fabric")
+                fabric = FABRICS.build({**base, bandwidth_key: bandwidth}, key="fabric")
                 all_to_all = CollectiveEstimator(fabric, mp_algorithm, reduction).estimate(
                     CollectiveOp.ALL_TO_ALL, self.size_bytes, layout=GroupLayout(mp, 1, num_ranks))
                 all_reduce = CollectiveEstimator(fabric, dp_algorithm, reduction).estimate(

@@ -71,15 +71,26 @@ def test_dlrm_iteration_has_its_all_to_alls():
 
 def test_hybrid_pattern_gets_faster_with_bandwidth_on_a_fitted_fabric():
     result = ddlsim.run(["experiment=single", "task=hybrid", "fabric=sipac", "task.num_ranks=[64]",
-                         "task.cu_bandwidths=[256Gbps,1024Gbps]"])
+                         "task.cu_bandwidths=[256Gbps,1024Gbps]", "+task.algorithms={sipac: [sipco, sipco]}"])
     slow, fast = result.rows
     assert slow["mp_group"] == 8 and slow["dp_group"] == 8
     assert slow["all_to_all_algorithm"] == "sipco" and slow["all_reduce_algorithm"] == "sipco"
     assert slow["time_s"] == pytest.approx(slow["all_to_all_time_s"] + slow["all_reduce_time_s"])
     assert fast["time_s"] < slow["time_s"]
     torus = ddlsim.run(["experiment=single", "task=hybrid", "fabric=torus2d", "task.num_ranks=[64]",
-                        "task.cu_bandwidths=[256Gbps]"]).rows[0]
+                        "task.cu_bandwidths=[256Gbps]", "+task.algorithms={torus2d: [ring, ring]}"]).rows[0]
     assert torus["all_to_all_algorithm"] == "ring"
+
+
+def test_hybrid_takes_the_papers_pairing_from_the_experiment_and_the_collective_group_otherwise():
+    config = ddlsim.compose(["experiment=sipac_fig13"])
+    assert dict(config.task.algorithms) == {"sipac": ["sipco", "sipco"], "bcube": ["direct", "ring"],
+                                            "superpod": ["direct", "ring"], "torus2d": ["ring", "ring"]}
+    row = ddlsim.run(["experiment=single", "task=hybrid", "fabric=sipac", "collective=ring", "task.num_ranks=[64]",
+                      "task.cu_bandwidths=[256Gbps]"]).rows[0]
+    assert row["all_to_all_algorithm"] == "ring" and row["all_reduce_algorithm"] == "ring"
+    with pytest.raises(ddlsim.ConfigError, match="algorithms.sipac"):
+        ddlsim.run(["experiment=single", "task=hybrid", "fabric=sipac", "+task.algorithms={sipac: [sipco]}"])
 
 
 def test_a_fabric_can_get_its_own_collective_algorithm():

@@ -139,9 +139,8 @@ class Torus2DRing(DimensionalRing):
         n = request.group_size
         if self.dim_x:
             return self.dim_x, n // self.dim_x
-        fabric_dims = getattr(request.fabric, "dims", None)
         hierarchy = request.hierarchy
-        if isinstance(fabric_dims, tuple) and len(hierarchy) == 2:
+        if request.fabric.grid_dims() and len(hierarchy) == 2:
             return hierarchy
         x = nearest_square_divisor(n)
         return x, n // x

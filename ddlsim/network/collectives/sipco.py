@@ -41,14 +41,14 @@ Op = CollectiveOp
 
 def radix_levels(fabric: Fabric, n: int) -> tuple[int, int] | None:
     """(r, L') with r^L' = n for the fabric's switch radix, or None."""
-    radix = getattr(fabric, "radix", None)
+    radix = fabric.switch_radix()
     if radix is None:
         return None
     levels, size = 0, 1
     while size < n:
         size *= radix
         levels += 1
-    return (radix, levels) if size == n and 1 <= levels <= fabric.levels else None
+    return (radix, levels) if size == n and 1 <= levels <= len(fabric.domain_sizes()) else None
 
 
 class _Cube:

@@ -65,7 +65,7 @@ class TopoOptRing(CollectiveAlgorithm):
 
     def supports(self, fabric: Fabric, op: CollectiveOp, group_size: int) -> str | None:
         reason = super().supports(fabric, op, group_size)
-        if reason is None and not callable(getattr(fabric, "ring_plan", None)):
+        if reason is None and not fabric.has_ring_plan():
             return "co-designed for the topoopt fabric (it needs the fabric's ring permutations)"
         return reason
 

@@ -96,6 +96,13 @@ class EpsFatTreeModel:
                            components={kind: share * count for kind, count in counts.items()
                                        if kind != "parallel_networks"})
 
+    def network_cost_at_nic(self, nic_bandwidth_bps: float, num_ranks: int, fabric_nodes: int) -> NetworkCost:
+        """`network_cost` of a fabric whose NICs carry `nic_bandwidth_bps` each: ceil(nic / port
+        rate) parallel networks, that is sigma = 12.8 Tbps over their bandwidth (at least 1)."""
+        networks = max(1, math.ceil(nic_bandwidth_bps / self.port_rate_bps - 1e-9))
+        sigma = RAMP_NODE_CAPACITY_BPS / (networks * self.port_rate_bps)
+        return self.network_cost(num_ranks, max(sigma, 1.0), fabric_nodes=fabric_nodes)
+
 
 HPC_SUPERPOD = EpsFatTreeModel(
     name="superpod_hpc", switch_ports=40, port_rate_bps=200e9, switch_cost_usd=23_700, switch_power_w=404,

@@ -21,6 +21,11 @@ node, that is one rank, can send or receive at once: all its links and transceiv
 ids, where the fabric has one), `supports_multicast`, `reduces_in_network` and
 `min_latency_s` (the smallest head-to-head latency any step with traffic pays), and
 `domain_cuts` (what a whole server, DGX, pod or oversubscribed tier domain can send out of itself).
+
+Capabilities that only some fabrics have are methods here with defaults, overridden where they
+exist: `network_cost` (a published energy/cost model), `grid_dims` (a torus's dimensions),
+`switch_radix` (BCube-like recursion), `has_ring_plan`/`ring_plan` (TopoOpt's permutations),
+`node_bandwidth_key` and `sized_config` (how a sweep sets a node's bandwidth and the fabric's size).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
-from ddlsim.types import GroupLayout
+from ddlsim.types import GroupLayout, NetworkCost
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,41 @@ class Fabric:
     def describe(self) -> dict[str, Any]:
         """Result-row fields that identify this fabric."""
         return {"fabric": self.name, "fabric_nodes": self.num_nodes}
+
+    # -- capabilities (callers ask these, never getattr; tests/network/test_fabric_capabilities.py) --
+    def network_cost(self, num_ranks: int) -> NetworkCost | None:
+        """Equipment cost and power of the network a job of `num_ranks` ranks uses, from the
+        fabric's published energy/cost model; None when no published model covers the fabric."""
+        return None
+
+    def grid_dims(self) -> tuple[int, ...]:
+        """Sizes of the grid the nodes sit on (a torus's (x, y)); () when the nodes form no grid."""
+        return ()
+
+    def switch_radix(self) -> int | None:
+        """Ports r of the switches of a recursive (BCube-like) fabric of r^L nodes, where
+        L = len(domain_sizes()); None for any other fabric."""
+        return None
+
+    def has_ring_plan(self) -> bool:
+        """True when `ring_plan` gives ring permutations chosen by the fabric (TopoOpt)."""
+        return False
+
+    def ring_plan(self, layout: GroupLayout) -> tuple[int, tuple[int, ...]]:
+        """(GPUs per server in each group, ring rules) of the fabric's own rings for `layout`."""
+        raise NotImplementedError(f"{type(self).__name__} chooses no ring permutations (has_ring_plan() is False)")
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        """The config key that sets the total bandwidth one node (CU, GPU) has into the fabric,
+        for sweeps over it (task=hybrid); None when no single key does."""
+        return None
+
+    @classmethod
+    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+        """The fabric's config resized to `num_nodes` nodes the way the fabric grows (a copy);
+        unchanged by default, for fabrics whose size a job does not set."""
+        return dict(params)
 
 
 @lru_cache(maxsize=256)

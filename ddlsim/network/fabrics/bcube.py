@@ -17,7 +17,13 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
-from ddlsim.network.fabrics.sipac import bcube_bisection_bps, bcube_domain_cuts, bcube_hops, check_bcube
+from ddlsim.network.fabrics.sipac import (
+    BcubeCapabilities,
+    bcube_bisection_bps,
+    bcube_domain_cuts,
+    bcube_hops,
+    check_bcube,
+)
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
@@ -38,7 +44,7 @@ class BcubeConfig:
 
 @FABRICS.register("bcube", BcubeConfig, summary="electronic BCube of r-port packet switches (SiPAC's baseline)")
 @dataclass(frozen=True)
-class Bcube(Fabric):
+class Bcube(BcubeCapabilities, Fabric):
     """BCube with packet switches: ports shared by flows, switch latency and queueing per hop."""
 
     radix: int

@@ -24,13 +24,14 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.network.costs.eps import EPS_MODELS
 from ddlsim.network.fabrics import fat_tree_forms as forms
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
 from ddlsim.registry import FABRICS
-from ddlsim.types import GroupLayout
+from ddlsim.types import GroupLayout, NetworkCost
 
 
 @dataclass
@@ -49,6 +50,7 @@ class SuperPodConfig:
     tier_propagation: list[str] = field(default_factory=lambda: ["10ns", "50ns", "1.25us"])
     oversubscription: list[float] = field(default_factory=lambda: [1.0, 1.0])
     io_latency: str = "100ns"
+    cost_model: str = "superpod_hpc"  # RAMP 4.3 / Table 3's HPC SuperPod; "" for none
 
 
 @dataclass
@@ -67,6 +69,7 @@ class LeafSpineConfig:
     tier_propagation: list[str] = field(default_factory=lambda: ["0ns"])
     oversubscription: list[float] = field(default_factory=list)
     io_latency: str = "100ns"
+    cost_model: str = ""  # no published energy/cost model of this leaf-spine; "superpod_hpc" to price it so
 
 
 def _check_tiers(config: SuperPodConfig | LeafSpineConfig) -> None:
@@ -92,6 +95,8 @@ def _check_tiers(config: SuperPodConfig | LeafSpineConfig) -> None:
     for ratio in config.oversubscription:
         if not ratio >= 1:
             raise ConfigError("oversubscription", ratio, "every ratio must be >= 1 (1 = non-blocking)")
+    if config.cost_model and config.cost_model not in EPS_MODELS:
+        raise ConfigError("cost_model", config.cost_model, f"must be '' (none) or one of {', '.join(EPS_MODELS)}")
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class FatTree(Fabric):
     tier_propagation_s: tuple[float, ...]
     oversubscription: tuple[float, ...]
     io_latency_s: float
+    cost_model: str = ""  # a key of ddlsim.network.costs.eps.EPS_MODELS, or "" for none
 
     @classmethod
     def from_config(cls, config: SuperPodConfig | LeafSpineConfig) -> FatTree:
@@ -124,13 +130,25 @@ class FatTree(Fabric):
                    tier_propagation_s=tuple(units.parse_time_s(value, "tier_propagation")
                                             for value in config.tier_propagation),
                    oversubscription=tuple(float(ratio) for ratio in config.oversubscription),
-                   io_latency_s=units.parse_time_s(config.io_latency, "io_latency"))
+                   io_latency_s=units.parse_time_s(config.io_latency, "io_latency"), cost_model=config.cost_model)
 
     # -- structure -----------------------------------------------------------------------------
     @property
     def level_sizes(self) -> tuple[int, ...]:
         """Domain sizes that a flow's common level is counted over: node, then tiers below the top."""
         return (self.gpus_per_node, *self.tier_sizes[:-1])
+
+    # -- capabilities ----------------------------------------------------------------------------
+    def network_cost(self, num_ranks: int) -> NetworkCost | None:
+        """The EPS model `cost_model` (RAMP 4.3) with as many parallel copies of its network as
+        one NIC's bandwidth needs; None when the fabric names no model."""
+        if not self.cost_model:
+            return None
+        return EPS_MODELS[self.cost_model].network_cost_at_nic(self.nic_bandwidth_bps, num_ranks, self.num_nodes)
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "node_bandwidth"
 
     def domain_sizes(self) -> tuple[int, ...]:
         return (self.gpus_per_node, *self.tier_sizes)

@@ -50,6 +50,10 @@ class IdealSwitch(Fabric):
                    latency_s=units.parse_time_s(config.latency, "latency"),
                    num_nodes=config.num_nodes, multicast=config.multicast, name=config.name)
 
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "bandwidth"
+
     def supports_multicast(self) -> bool:
         return self.multicast
 

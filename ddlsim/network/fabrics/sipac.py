@@ -17,13 +17,15 @@ the per-pair channels (cu, level, port) of capacity b; flows crossing a channel 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
@@ -42,6 +44,33 @@ def check_bcube(radix: int, levels: int) -> int:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ConfigError(key, value, f"must be an integer >= {low}")
     return int(radix) ** int(levels)
+
+
+def bcube_sized_config(params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+    """A BCube-like config resized to `num_nodes` = r^L nodes: L = log_r(num_nodes) levels."""
+    radix = int(params.get("r", 8))
+    levels = max(1, round(math.log(num_nodes, radix)))
+    if radix ** levels != num_nodes:
+        raise InfeasibleError(f"{num_nodes} nodes is not a power of the radix r = {radix}")
+    return {**params, "levels": levels}
+
+
+class BcubeCapabilities:
+    """Capabilities of the BCube-like fabrics (SiPAC, electronic BCube): r^L CUs on r-port switches
+    in L levels, sized by L and swept by per-CU bandwidth."""
+
+    radix: int
+
+    def switch_radix(self) -> int | None:
+        return self.radix
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "cu_bandwidth"
+
+    @classmethod
+    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+        return bcube_sized_config(params, num_nodes)
 
 
 def bcube_bisection_bps(radix: int, levels: int, per_cu_bps: float) -> float | None:
@@ -110,7 +139,7 @@ class SipacConfig:
 
 @FABRICS.register("sipac", SipacConfig, summary="SiPAC: BCube of r-port wavelength-selective switches (r^L CUs)")
 @dataclass(frozen=True)
-class Sipac(Fabric):
+class Sipac(BcubeCapabilities, Fabric):
     """SiPAC: every CU pair on a WSS has dedicated wavelengths (B / r); multi-hop otherwise."""
 
     radix: int

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,19 @@ class Torus2D(Fabric):
                    propagation_s=tuple(units.parse_time_s(value, "propagation") for value in config.propagation),
                    router_latency_s=units.parse_time_s(config.router_latency, "router_latency"),
                    io_latency_s=units.parse_time_s(config.io_latency, "io_latency"), name=config.name)
+
+    # -- capabilities ----------------------------------------------------------------------------
+    def grid_dims(self) -> tuple[int, ...]:
+        return self.dims
+
+    @classmethod
+    def node_bandwidth_key(cls) -> str | None:
+        return "node_bandwidth"
+
+    @classmethod
+    def sized_config(cls, params: dict[str, Any], num_nodes: int) -> dict[str, Any]:
+        """Near-square dimensions for `num_nodes` (8 x 8, 16 x 32), as SiPAC VI-A sizes the torus."""
+        return {**params, "dims": [], "num_nodes": num_nodes}
 
     def domain_sizes(self) -> tuple[int, ...]:
         return (self.dims[0], self.num_nodes)

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ddlsim.errors import ConfigError
+from ddlsim.resources import config_file
 from ddlsim.workload.llm.shape import DecoderShape, MlaShape, MoeShape
 from ddlsim.workload.transformer_layer import LayerShape
 
-SHAPES_DIR = Path(__file__).resolve().parents[3] / "configs" / "hf_shapes"
+SHAPES_DIR = config_file("hf_shapes")
 DECODER_FAMILIES = ("llama", "mistral", "qwen2", "mixtral", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt2")
 ENCODER_FAMILIES = ("bert",)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ddlsim.errors import ConfigError
-from ddlsim.network.costs import DCN_FAT_TREE, HPC_SUPERPOD, RampCostModel, network_cost_of
+from ddlsim.network.api import make_fabric
+from ddlsim.network.costs import DCN_FAT_TREE, HPC_SUPERPOD, RampCostModel
 from ddlsim.network.costs.tables import MAX_SCALE, table3_rows, table4_rows
 from ddlsim.types import NetworkCost
 
@@ -84,10 +85,13 @@ def test_network_cost_records_scale_with_the_job() -> None:
         model.network_cost(MAX_SCALE, 0)
 
 
-def test_network_cost_of_uses_the_fabric_method_or_nothing() -> None:
-    class WithCost:
-        def network_cost(self, num_ranks: int) -> NetworkCost:
-            return NetworkCost(1.0, 2.0)
-
-    assert network_cost_of(WithCost(), 4).power_w == 2.0
-    assert network_cost_of(object(), 4) is None
+def test_superpod_prices_its_network_with_the_hpc_model_at_its_nic_bandwidth() -> None:
+    """200 Gb/s NICs: one copy of the 200 Gb/s network (sigma 64); 2.4 Tb/s NICs: 12 copies."""
+    one_copy = make_fabric("superpod").network_cost(1024)
+    assert one_copy == HPC_SUPERPOD.network_cost(1024, 64.0)
+    twelve = make_fabric("superpod_1to1").network_cost(1024)
+    assert twelve.capex_usd == pytest.approx(HPC_SUPERPOD.network_cost(1024, 12.8e12 / 2.4e12).capex_usd)
+    assert HPC_SUPERPOD.parallel_networks(12.8e12 / 2.4e12) == 12
+    assert make_fabric("superpod", cost_model="").network_cost(1024) is None
+    with pytest.raises(ConfigError, match="cost_model"):
+        make_fabric("superpod", cost_model="no_such_model")

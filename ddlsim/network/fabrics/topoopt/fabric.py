@@ -344,6 +344,9 @@ class TopoOptFabric(DirectConnectFabric):
                                   f"servers (a rule must be below and coprime with the number of servers)")
         return DirectTopology.circulant(num_servers, self.rules)
 
+    def has_ring_plan(self) -> bool:
+        return True
+
     def ring_plan(self, layout: GroupLayout) -> tuple[int, tuple[int, ...]]:
         """(GPUs per server in each group, ring rules) for a TopoOpt ring collective on `layout`.
 

@@ -130,7 +130,7 @@ def choose_baseline(table: pd.DataFrame, requested: str = "") -> str:
     if requested and requested in labels:
         return requested
     for label in labels:
-        if label.startswith(requested or "ramp"):
+        if requested and label.startswith(requested):
             return label
     return labels[0]
 

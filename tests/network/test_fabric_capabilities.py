@@ -101,7 +101,6 @@ NOT_A_FABRIC_TABLE = {
     ("network/costs/tables.py", "ramp"): "RAMP Table 4's row label",
     ("network/api.py", "ideal"): "the public API's default fabric argument",
     ("capture/simulation.py", "ideal"): "the public API's default fabric argument",
-    ("report/plots_training.py", "ramp"): "default speed-up baseline; to move into report settings",
 }
 
 

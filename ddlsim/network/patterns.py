@@ -305,10 +305,13 @@ def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: fl
     return Pairs(group_size, positions, dst, weight, key=key, one_to_one=True, structure=structure, validate=False)
 
 
-def xor_pairs(group_size: int, mask: int, weight: float = 1.0, key: Hashable = None) -> Pairs:
-    """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group)."""
+def xor_pairs(group_size: int, mask: int, weight: float = 1.0) -> Pairs:
+    """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group).
+
+    Its key is ("xor", mask) whoever builds it: a key chosen by a caller could name other pairs
+    elsewhere, and fabrics cache prices by key (rhd once called bit b's pattern ("xor", b))."""
     positions = np.arange(group_size, dtype=np.int64)
-    return Pairs(group_size, positions, positions ^ mask, float(weight), key=key or ("xor", mask), one_to_one=True,
+    return Pairs(group_size, positions, positions ^ mask, float(weight), key=("xor", mask), one_to_one=True,
                  structure=("xor", mask), validate=False)
 
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 
 MAX_LISTED_PAIRS = 1 << 24
@@ -279,7 +279,8 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     ``stride=1, size=n`` this is a ring over the whole group. `positions` restricts the senders.
     """
     if positions is None and classes is None and np.ndim(weight) == 0 and not multicast:
-        return _full_shift(group_size, stride, size, offset % size, float(weight), key_extra)
+        arguments = (group_size, stride, size, offset % size, float(weight), key_extra)
+        return _FULL_SHIFTS.get_or_make(arguments, lambda: _full_shift(*arguments))
     if positions is None:
         positions = np.arange(group_size, dtype=np.int64)
     coordinate = dim_coordinates(positions, stride, size)
@@ -288,7 +289,9 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     return Pairs(group_size, positions, dst, weight, classes, multicast, key, one_to_one=True)
 
 
-@lru_cache(maxsize=64)
+_FULL_SHIFTS = PROCESS_CACHES.memo("network.full_shifts", maxsize=64)
+
+
 def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: float, key_extra: Hashable) -> Pairs:
     positions = np.arange(group_size, dtype=np.int64)
     if stride == 1 and size == group_size:

@@ -17,6 +17,7 @@ import pytest
 
 import ddlsim
 from ddlsim.catalog import load_all
+from ddlsim.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.patterns import Mesh
@@ -85,3 +86,24 @@ def test_best_prices_do_not_depend_on_the_order_of_calls(fabric_name):
     for op in ops:
         assert prices[0][op].time_s == prices[1][op].time_s, op
         assert prices[0][op].algorithm == prices[1][op].algorithm, op
+
+
+@pytest.mark.parametrize("fabric_name", ["superpod", "torus2d", "ramp"])
+@pytest.mark.parametrize("op", [CollectiveOp.ALL_REDUCE, CollectiveOp.ALL_GATHER, CollectiveOp.ALL_TO_ALL,
+                                CollectiveOp.BROADCAST, CollectiveOp.GATHER])
+def test_best_with_pruning_is_the_fastest_candidate_priced_in_full(fabric_name, op):
+    """`best` gives up candidates whose partial price already exceeds the best found: its choice and
+    price must be those of pricing every candidate to the end (ties to the first name)."""
+    fabric = make_fabric(fabric_name)
+    for size_bytes, layout in ((4096, GroupLayout(64)), (10**8, GroupLayout(32, 4, 128)), (10**9, GroupLayout(512))):
+        chosen = CollectiveEstimator(fabric, "best").estimate(op, size_bytes, layout=layout)
+        full = []
+        for candidate in ALGORITHMS.make("best").candidates(op):
+            if candidate.supports(fabric, op, layout.size) is not None:
+                continue
+            try:
+                result = CollectiveEstimator(fabric, candidate).estimate(op, size_bytes, layout=layout)
+            except InfeasibleError:
+                continue
+            full.append((result.time_s, candidate.name))
+        assert (chosen.time_s, chosen.algorithm) == min(full)

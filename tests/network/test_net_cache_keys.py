@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import ddlsim
+import ddlsim.network
 from ddlsim.catalog import load_all
 from ddlsim.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
@@ -107,3 +108,30 @@ def test_best_with_pruning_is_the_fastest_candidate_priced_in_full(fabric_name, 
                 continue
             full.append((result.time_s, candidate.name))
         assert (chosen.time_s, chosen.algorithm) == min(full)
+
+
+# Another helper's modules, not yet moved to Memos: RAMP job shapes (cleared by network.clear_caches)
+# and TopoOpt's reconfiguration rounds.
+NOT_YET_MEMOS = {"fabrics/ramp/placement.py", "fabrics/topoopt/reconfig_sim.py"}
+
+
+def test_network_keeps_no_module_level_caches():
+    """Caches of the network room are Memos (PROCESS_CACHES or an estimator's), which
+    ddlsim.clear_caches() empties: no functools caches, no module-level dicts."""
+    import ast
+    from pathlib import Path
+
+    root = Path(ddlsim.network.__file__).resolve().parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() in NOT_YET_MEMOS:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                found += [f"{path.name}:{node.lineno}" for d in node.decorator_list
+                          if "cache" in ast.unparse(d)]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Dict, ast.Call)):
+                value = ast.unparse(node.value)
+                if value == "{}" or value.startswith(("dict(", "OrderedDict(")):
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == []

@@ -10,8 +10,9 @@ For each combination it prints the median over --repeats of
         is not given up), which is what a first call costs in a fresh process once imports are done;
   warm: the same estimator asked again with another message size (schedules and step prices
         cached; what a training run pays for every further call of the same group);
-and the memory one cold estimate allocates (tracemalloc). It ends with the median, the maximum
-and the number of combinations over 10 ms, 20 ms and 100 ms of the cold times (targets of issue
+the CPU time of the cold estimate (process time: less sensitive to a loaded machine than the
+wall time), and the memory one cold estimate allocates (tracemalloc). It ends with the median,
+the maximum and the number of combinations over 10 ms, 20 ms and 100 ms of the cold times (targets of issue
 15: 20 ms median, 100 ms max, selectors included), per fabric and over all, and the machine's
 load average, since a shared machine slows everything down.
 """
@@ -54,14 +55,15 @@ def fabric_builders(ranks: int) -> dict:
 
 def measure(build, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> dict:
     size = 0 if op is CollectiveOp.BARRIER else 10**9
-    cold, warm = [], []
+    cold, cold_cpu, warm = [], [], []
     try:
         for repeat in range(repeats):
             ddlsim.clear_caches()
             estimator = CollectiveEstimator(build(), algorithm)
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             result = estimator.estimate(op, size, num_ranks=ranks)
             cold.append(time.perf_counter() - start)
+            cold_cpu.append(time.process_time() - start_cpu)
             start = time.perf_counter()
             estimator.estimate(op, 0 if op is CollectiveOp.BARRIER else size + 1 + repeat, num_ranks=ranks)
             warm.append(time.perf_counter() - start)
@@ -73,15 +75,16 @@ def measure(build, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> dic
     estimator.estimate(op, size, num_ranks=ranks)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return {"steps": result.num_steps, "cold_s": statistics.median(cold), "warm_s": statistics.median(warm),
+    return {"steps": result.num_steps, "cold_s": statistics.median(cold), "cold_cpu_s": statistics.median(cold_cpu),
+            "warm_s": statistics.median(warm),
             "peak_bytes": peak, "chosen": result.algorithm}
 
 
 def summary(label: str, colds: list[float]) -> str:
     if not colds:
-        return f"{label:24s} (none)"
-    over = "  ".join(f"> {limit * 1e3:.0f} ms: {sum(c > limit for c in colds):3d}" for limit in THRESHOLDS_S)
-    return (f"{label:24s} {len(colds):4d} prices  cold median {statistics.median(colds) * 1e3:7.2f} ms  "
+        return f"{label:18s} (none)"
+    over = "  ".join(f">{limit * 1e3:.0f} ms: {sum(c > limit for c in colds):3d}" for limit in THRESHOLDS_S)
+    return (f"{label:18s} {len(colds):4d} prices  median {statistics.median(colds) * 1e3:7.2f} ms  "
             f"max {max(colds) * 1e3:8.1f} ms  {over}")
 
 
@@ -100,8 +103,10 @@ def main() -> None:
     builders = fabric_builders(args.ranks)
     print(f"pricing one collective of 1 GB on {args.ranks} ranks; median of {args.repeats}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'fabric':11s} {'algorithm':21s} {'op':15s} {'steps':>7s} {'cold ms':>9s} {'warm ms':>9s} {'peak MB':>8s}")
+    print(f"{'fabric':11s} {'algorithm':21s} {'op':15s} {'steps':>7s} {'cold ms':>9s} {'cpu ms':>9s} {'warm ms':>9s} "
+          f"{'peak MB':>8s}")
     colds: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     worst_peak = 0
     for fabric_name in args.fabrics:
         build = builders[fabric_name]
@@ -118,16 +123,19 @@ def main() -> None:
                     continue
                 label = f"{name}->{row['chosen']}" if selector else name
                 print(f"{fabric_name:11s} {label:21s} {op.value:15s} {row['steps']:7d} {row['cold_s'] * 1e3:9.2f} "
-                      f"{row['warm_s'] * 1e3:9.3f} {row['peak_bytes'] / 1e6:8.1f}", flush=True)
-                colds.setdefault(fabric_name, []).append(row["cold_s"])
-                colds.setdefault("selectors" if selector else "single algorithms", []).append(row["cold_s"])
+                      f"{row['cold_cpu_s'] * 1e3:9.2f} {row['warm_s'] * 1e3:9.3f} {row['peak_bytes'] / 1e6:8.1f}",
+                      flush=True)
+                for group in (fabric_name, "selectors" if selector else "single algorithms"):
+                    colds.setdefault(group, []).append(row["cold_s"])
+                    cpus.setdefault(group, []).append(row["cold_cpu_s"])
                 worst_peak = max(worst_peak, row["peak_bytes"])
-    everything = [cold for fabric_name in args.fabrics for cold in colds.get(fabric_name, [])]
     print(f"\ncold prices at {args.ranks} ranks (targets: median {TARGET_MEDIAN_S * 1e3:.0f} ms, "
           f"max {TARGET_MAX_S * 1e3:.0f} ms); load average now {os.getloadavg()[0]:.1f}")
-    for label in [*args.fabrics, "single algorithms", "selectors"]:
-        print(summary(label, colds.get(label, [])))
-    print(summary("all", everything))
+    for title, times in (("wall time", colds), ("CPU time of the process (less sensitive to load)", cpus)):
+        print(title)
+        for label in [*args.fabrics, "single algorithms", "selectors"]:
+            print("  " + summary(label, times.get(label, [])))
+        print("  " + summary("all", [value for name in args.fabrics for value in times.get(name, [])]))
     max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"worst traced peak of one estimate {worst_peak / 1e6:.0f} MB (target {TARGET_BYTES / 1e6:.0f} MB); "
           f"process max RSS {max_rss_mb:.0f} MB")

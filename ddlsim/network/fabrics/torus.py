@@ -54,10 +54,12 @@ def _ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray
                          num_lines: int, ring: int) -> np.ndarray:
     """Loads on the links of `num_lines` rings of `ring` links: each flow covers `length` links
     from `start` onwards (cyclically) on ring `line`. Returns shape (num_lines, ring)."""
-    used, line_index = np.unique(line, return_inverse=True)
+    used = np.flatnonzero(np.bincount(line, minlength=num_lines))
     if 2 * used.size <= num_lines:  # few lines carry flows (a tree's upper levels): sum over those only
+        compact = np.zeros(num_lines, dtype=np.int64)
+        compact[used] = np.arange(used.size)
         loads = np.zeros((num_lines, ring))
-        loads[used] = _ring_interval_loads(line_index.ravel(), start, length, weight, used.size, ring)
+        loads[used] = _ring_interval_loads(compact[line], start, length, weight, used.size, ring)
         return loads
     width = 2 * ring + 1
     index = np.concatenate([line * width + start, line * width + start + length])

@@ -7,13 +7,16 @@ builds its workload, prices every collective on its fabric and places the iterat
 sweep runs in this process as `ddlsim.sweep_inprocess.run_sweep` does (each fabric's config
 composed once). Prints the median over `--repeats` runs after one warm-up run, and the first
 run's time, which includes importing torch and the rooms. `--cli` also times
-`ddlsim experiment=ramp_megatron` once as a subprocess (basic launcher, report included).
-Target: under 10 s on 2 cores.
+`ddlsim experiment=ramp_megatron` once as a subprocess (basic launcher, report included) and
+prints its wall time and peak resident memory (the largest child's maximum RSS, as
+``/usr/bin/time -v`` reports it). Targets (issue 15): the command in 5 s or less, peak RSS 1 GB or
+less, on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,7 +59,9 @@ def main() -> int:
         if result.returncode != 0:
             print(result.stderr, file=sys.stderr)
             return 1
-        print(f"ddlsim {' '.join(OVERRIDES)} (subprocess, report and plots included): {cli_s:.2f} s")
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(f"ddlsim {' '.join(OVERRIDES)} (subprocess, report and plots included): {cli_s:.2f} s "
+              f"(target 5 s), peak RSS {peak_mb:.0f} MB (target 1024 MB)")
     return 0
 
 

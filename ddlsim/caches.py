@@ -80,9 +80,11 @@ class ProcessCaches:
     def sizes(self) -> dict[str, int]:
         return {name: len(memo) for name, memo in sorted(self._memos.items())}
 
-    def clear(self) -> None:
-        for memo in self._memos.values():
-            memo.clear()
+    def clear(self, prefix: str = "") -> None:
+        """Empty every memo (or those whose name starts with `prefix`, e.g. ``"network."``)."""
+        for name, memo in self._memos.items():
+            if name.startswith(prefix):
+                memo.clear()
 
 
 PROCESS_CACHES = ProcessCaches()

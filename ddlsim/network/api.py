@@ -12,11 +12,12 @@ config (``make_fabric("superpod", nic_bandwidth="2.4Tbps")``); `name` may also b
 
 from __future__ import annotations
 
-from functools import lru_cache
+import sys
 from typing import Any
 
 from omegaconf import OmegaConf
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.network.estimator import CollectiveEstimator
@@ -63,26 +64,20 @@ def make_fabric(name: str, **params: Any) -> Fabric:
     return FABRICS.build({**settings, **params})
 
 
-@lru_cache(maxsize=32)
-def _named_fabric(name: str) -> Fabric:
-    return make_fabric(name)
-
-
-@lru_cache(maxsize=64)
-def _estimator(fabric: Fabric, algorithm: str | CollectiveAlgorithm, device: ReductionModel | str | None
-               ) -> CollectiveEstimator:
-    return CollectiveEstimator(fabric, algorithm, device)
+# The process's fabrics by name and estimators by (fabric, algorithm, device), for `estimate_collective`.
+_NAMED_FABRICS = PROCESS_CACHES.memo("network.named_fabrics", maxsize=32)
+_ESTIMATORS = PROCESS_CACHES.memo("network.estimators", maxsize=64)
 
 
 def clear_caches() -> None:
-    """Forget every module-level cache (built fabrics and estimators, shift patterns, hierarchies)."""
-    from ddlsim.network import patterns
-    from ddlsim.network.fabrics import base
-
-    _named_fabric.cache_clear()
-    _estimator.cache_clear()
-    patterns._full_shift.cache_clear()
-    base._hierarchy.cache_clear()
+    """Forget every cache of the network room: the process's `network.*` memos (built fabrics and
+    estimators, shift patterns, hierarchies, RAMP plans and prices, ...) and the RAMP job shapes.
+    Estimators a caller holds keep their own caches (`CollectiveEstimator.clear`)."""
+    PROCESS_CACHES.clear(prefix="network.")
+    placement = sys.modules.get("ddlsim.network.fabrics.ramp.placement")
+    job_dims = getattr(placement, "job_dims", None)
+    if hasattr(job_dims, "cache_clear"):
+        job_dims.cache_clear()
 
 
 def estimate_collective(op: CollectiveOp | str, size_bytes: int | str, num_ranks: int | None = None,
@@ -96,6 +91,8 @@ def estimate_collective(op: CollectiveOp | str, size_bytes: int | str, num_ranks
     `ReductionModel`, or None to leave them out). Raises `ConfigError` for invalid input and
     `InfeasibleError` when the algorithm cannot run the call or the group does not fit.
     """
-    fabric_object = _named_fabric(fabric) if isinstance(fabric, str) else fabric
-    estimator = _estimator(fabric_object, algorithm, device)
+    fabric_object = _NAMED_FABRICS.get_or_make(fabric, lambda: make_fabric(fabric)) if isinstance(fabric, str) \
+        else fabric
+    key = (fabric_object, algorithm, device)
+    estimator = _ESTIMATORS.get_or_make(key, lambda: CollectiveEstimator(fabric_object, algorithm, device))
     return estimator.estimate(op, size_bytes, num_ranks=num_ranks, layout=layout, root=root)

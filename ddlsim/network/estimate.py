@@ -13,13 +13,12 @@ must agree, which the test suite checks.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from ddlsim.caches import Memo
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Pairs, Pattern
 from ddlsim.network.placement import Placement
@@ -41,36 +40,12 @@ class Breakdown:
         return self.latency_s + self.transfer_s + self.compute_s
 
 
-class LruCache:
-    """A small least-recently-used mapping."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-
-    def get(self, key: Hashable) -> Any:
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def put(self, key: Hashable, value: Any) -> Any:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
 class StepPricer:
-    """Prices patterns on one fabric, with a cache keyed by (pattern, layout, placement)."""
+    """Prices patterns on one fabric, with a cache of its own keyed by (pattern, layout, placement)."""
 
     def __init__(self, fabric: Fabric, cache_size: int = 512) -> None:
         self.fabric = fabric
-        self._cache = LruCache(cache_size)
+        self._cache = Memo("estimator.step_prices", cache_size)
 
     def cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         key = (pattern.full_key, layout, placement.key)
@@ -121,11 +96,28 @@ def local_work_s(step: CompactStep, size_bytes: int, model: ReductionModel | Non
     return one * step.repeat
 
 
+def schedule_compute_s(schedule: Schedule, size_bytes: int, model: ReductionModel | None) -> float:
+    """The local work of a whole schedule, summed as `price_schedule` sums it (a floor of its price)."""
+    compute = 0.0
+    for step in schedule.steps:
+        compute += local_work_s(step, size_bytes, model)
+    return compute
+
+
 def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, placement: Placement,
-                   size_bytes: int, model: ReductionModel | None) -> Breakdown:
-    """Price the compact view of `schedule` run by every group of `layout` at once."""
+                   size_bytes: int, model: ReductionModel | None, *, give_up_above_s: float | None = None
+                   ) -> Breakdown | None:
+    """Price the compact view of `schedule` run by every group of `layout` at once.
+
+    With `give_up_above_s`, returns None as soon as the price is sure to exceed it: the local work
+    of the whole schedule plus the latency and transfer of the steps priced so far only grows
+    (every part is >= 0), so `best` stops pricing a candidate once it cannot win.
+    """
     fabric = pricer.fabric
     latency = transfer = compute = 0.0
+    floor = None if give_up_above_s is None else schedule_compute_s(schedule, size_bytes, model)
+    if floor is not None and floor > give_up_above_s:
+        return None
     previous: Hashable = None
     for step in schedule.steps:
         compute += local_work_s(step, size_bytes, model)
@@ -144,6 +136,8 @@ def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, 
         if step.repeat > 1:
             latency += (step.repeat - 1) * fabric.setup_time_s(step.circuit, step.circuit)
         previous = step.circuit
+        if floor is not None and latency + transfer + floor > give_up_above_s:
+            return None
     return Breakdown(latency, transfer, compute, schedule.num_steps)
 
 

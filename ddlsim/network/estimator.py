@@ -15,15 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim import units
+from ddlsim.caches import Memo
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
-from ddlsim.network.estimate import Breakdown, LruCache, StepPricer, price_schedule
+from ddlsim.network.estimate import Breakdown, StepPricer, price_schedule, schedule_compute_s
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel, resolve_reduction_model
 from ddlsim.network.schedule import Schedule
 from ddlsim.registry import ALGORITHMS
 from ddlsim.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
+
+PRUNE_MARGIN = 1e-9
 
 
 def make_algorithm(algorithm: str | CollectiveAlgorithm | dict[str, Any]) -> CollectiveAlgorithm:
@@ -69,9 +72,10 @@ class CollectiveEstimator:
         self.algorithm = make_algorithm(algorithm)
         self.model = resolve_reduction_model(device)
         self.pricer = StepPricer(fabric)
-        self._schedules = LruCache(256)
-        self._estimates = LruCache(cache_size)
-        self._placements: dict[int, Any] = {}
+        # Its own caches (`ddlsim.clear_caches` empties them too): schedules, whole estimates, placements.
+        self._schedules = Memo("estimator.schedules", 256)
+        self._estimates = Memo("estimator.estimates", cache_size)
+        self._placements = Memo("estimator.placements")
 
     # -- public ----------------------------------------------------------------------------------
     def estimate(self, op: CollectiveOp | str, size_bytes: int | str, *, num_ranks: int | None = None,
@@ -113,7 +117,7 @@ class CollectiveEstimator:
     def _request(self, op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int) -> ScheduleRequest:
         placement = self._placements.get(layout.job_ranks)
         if placement is None:
-            placement = self._placements.setdefault(layout.job_ranks, self.fabric.place(layout.job_ranks))
+            placement = self._placements.put(layout.job_ranks, self.fabric.place(layout.job_ranks))
         return ScheduleRequest(op, layout.size, root, size_bytes, self.fabric, layout, placement)
 
     def _estimate(self, op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int) -> CollectiveEstimate:
@@ -141,19 +145,39 @@ class CollectiveEstimator:
         return result
 
     def _best(self, request: ScheduleRequest, bound_s: float) -> tuple[CollectiveAlgorithm, Breakdown]:
+        """The fastest candidate; ties go to the first name. Candidates are priced in the order of
+        their local work (a floor of their price, known before any step is priced), and a
+        candidate is given up as soon as its partial price exceeds the best found so far: it
+        could not have won, so the choice and the price are those of pricing every candidate."""
         reasons: list[str] = []
-        best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
+        contenders = []
         for candidate in self.algorithm.candidates(request.op):
             reason = candidate.supports(self.fabric, request.op, request.group_size)
+            if reason is None:
+                try:
+                    schedule = self.schedule(candidate, request)
+                except InfeasibleError as error:
+                    reason = str(error)
             if reason is not None:
                 reasons.append(f"{candidate.name}: {reason}")
                 continue
+            floor_s = schedule_compute_s(schedule, request.size_bytes, self.model)
+            contenders.append((floor_s, candidate.name, candidate, schedule))
+        best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
+        for _, name, candidate, schedule in sorted(contenders, key=lambda entry: entry[:2]):
+            # A margin keeps rounding from dropping a candidate that ties with the best (first name wins).
+            limit_s = None if best is None else best[0] * (1 + PRUNE_MARGIN)
             try:
-                result = self._checked(candidate, request, bound_s)
+                result = price_schedule(self.pricer, schedule, request.layout, request.placement,
+                                        request.size_bytes, self.model, give_up_above_s=limit_s)
             except InfeasibleError as error:
-                reasons.append(f"{candidate.name}: {error}")
+                reasons.append(f"{name}: {error}")
                 continue
-            entry = (result.time_s, candidate.name, candidate, result)
+            if result is None:
+                continue
+            check_price(result.time_s, bound_s, fabric=self.fabric.name, algorithm=name, op=request.op,
+                        size_bytes=request.size_bytes, layout=request.layout)
+            entry = (result.time_s, name, candidate, result)
             if best is None or entry[:2] < best[:2]:
                 best = entry
         if best is None:

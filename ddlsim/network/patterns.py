@@ -20,11 +20,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 
 MAX_LISTED_PAIRS = 1 << 24
@@ -162,7 +162,7 @@ class Pairs(Pattern):
         weight = self.weight
         if np.ndim(weight) == 0:
             weight_key = ("uniform", float(weight))
-            object.__setattr__(self, "weight", np.full(np.shape(self.src), float(weight)))
+            object.__setattr__(self, "weight", uniform_array(float(weight), np.shape(self.src)))
         else:
             low, high = (float(weight.min()), float(weight.max())) if weight.size else (0.0, 0.0)
             weight_key = ("uniform", low) if low == high else content_key(weight)
@@ -279,7 +279,8 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     ``stride=1, size=n`` this is a ring over the whole group. `positions` restricts the senders.
     """
     if positions is None and classes is None and np.ndim(weight) == 0 and not multicast:
-        return _full_shift(group_size, stride, size, offset % size, float(weight), key_extra)
+        arguments = (group_size, stride, size, offset % size, float(weight), key_extra)
+        return _FULL_SHIFTS.get_or_make(arguments, lambda: _full_shift(*arguments))
     if positions is None:
         positions = np.arange(group_size, dtype=np.int64)
     coordinate = dim_coordinates(positions, stride, size)
@@ -288,9 +289,11 @@ def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positio
     return Pairs(group_size, positions, dst, weight, classes, multicast, key, one_to_one=True)
 
 
-@lru_cache(maxsize=64)
+_FULL_SHIFTS = PROCESS_CACHES.memo("network.full_shifts", maxsize=64)
+
+
 def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: float, key_extra: Hashable) -> Pairs:
-    positions = np.arange(group_size, dtype=np.int64)
+    positions = positions_of(group_size)
     if stride == 1 and size == group_size:
         dst = positions + offset
         dst[dst >= group_size] -= group_size
@@ -305,10 +308,31 @@ def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: fl
     return Pairs(group_size, positions, dst, weight, key=key, one_to_one=True, structure=structure, validate=False)
 
 
-def xor_pairs(group_size: int, mask: int, weight: float = 1.0, key: Hashable = None) -> Pairs:
-    """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group)."""
-    positions = np.arange(group_size, dtype=np.int64)
-    return Pairs(group_size, positions, positions ^ mask, float(weight), key=key or ("xor", mask), one_to_one=True,
+def positions_of(group_size: int) -> np.ndarray:
+    """0..n-1, shared read-only by the structured patterns of one group size (no fresh array each)."""
+    positions = _POSITIONS.get(group_size)
+    if positions is None:
+        positions = np.arange(group_size, dtype=np.int64)
+        positions.flags.writeable = False
+        _POSITIONS.put(group_size, positions)
+    return positions
+
+
+def uniform_array(value: float, shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only array of one value that takes no memory (a broadcast view)."""
+    return np.broadcast_to(np.float64(value), shape)
+
+
+_POSITIONS = PROCESS_CACHES.memo("network.positions", maxsize=16)
+
+
+def xor_pairs(group_size: int, mask: int, weight: float = 1.0) -> Pairs:
+    """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group).
+
+    Its key is ("xor", mask) whoever builds it: a key chosen by a caller could name other pairs
+    elsewhere, and fabrics cache prices by key (rhd once called bit b's pattern ("xor", b))."""
+    positions = positions_of(group_size)
+    return Pairs(group_size, positions, positions ^ mask, float(weight), key=("xor", mask), one_to_one=True,
                  structure=("xor", mask), validate=False)
 
 

@@ -239,12 +239,9 @@ def fabric_for(algorithm, op: CollectiveOp, group_size: int):
     return None
 
 
-_DEFAULT_FABRICS: dict[tuple[str, ...], list] = {}
-
-
 def _default_fabrics(names: tuple[str, ...]) -> list:
-    if names not in _DEFAULT_FABRICS:
-        from ddlsim.registry import FABRICS
+    from ddlsim.caches import PROCESS_CACHES
+    from ddlsim.registry import FABRICS
 
-        _DEFAULT_FABRICS[names] = [FABRICS.make(name) for name in names]
-    return _DEFAULT_FABRICS[names]
+    return PROCESS_CACHES.memo("network.default_fabrics").get_or_make(
+        names, lambda: [FABRICS.make(name) for name in names])

@@ -13,46 +13,54 @@ the same task many times (every layer, every bucket of the same size).
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddlsim.caches import Memo
 from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
 
 CollectiveTimer = Callable[[CollectiveCall], CollectiveEstimate]
 ComputeTimer = Callable[[ComputeTask], ComputeEstimate]
 
 
-def _call_key(call: CollectiveCall) -> tuple[Any, ...]:
-    # Phase, name and count do not change the price of one call.
-    return (call.op, call.size_bytes, call.group, call.root)
+# Fields that do not change the price of one call or task; every other field, present or future,
+# is part of the cache key (read from the dataclass, never listed by hand).
+PRICE_NEUTRAL_CALL_FIELDS = frozenset({"phase", "name", "count"})
+PRICE_NEUTRAL_TASK_FIELDS = frozenset({"count"})
 
 
-def _task_key(task: ComputeTask) -> tuple[Any, ...]:
-    return (task.signature, task.phase, task.flop, task.memory_bytes, task.name)
+def _key_of(record_type: type, neutral: frozenset[str]) -> Callable[[Any], tuple[Any, ...]]:
+    names = [item.name for item in dataclasses.fields(record_type) if item.name not in neutral]
+    getter = operator.attrgetter(*names)
+    return (lambda record: getter(record)) if len(names) > 1 else (lambda record: (getter(record),))
+
+
+_call_key = _key_of(CollectiveCall, PRICE_NEUTRAL_CALL_FIELDS)
+_task_key = _key_of(ComputeTask, PRICE_NEUTRAL_TASK_FIELDS)
 
 
 @dataclass
 class Pricer:
-    """Memoised prices of single collective calls and single compute tasks."""
+    """Memoised prices of single collective calls and single compute tasks (its own two caches)."""
 
     collective_timer: CollectiveTimer
     compute_timer: ComputeTimer
-    _collectives: dict[tuple[Any, ...], CollectiveEstimate] = field(default_factory=dict, repr=False)
-    _computes: dict[tuple[Any, ...], ComputeEstimate] = field(default_factory=dict, repr=False)
+    _collectives: Memo = field(default_factory=lambda: Memo("pricer.collectives"), repr=False)
+    _computes: Memo = field(default_factory=lambda: Memo("pricer.computes"), repr=False)
 
     def collective(self, call: CollectiveCall) -> CollectiveEstimate:
         key = _call_key(call)
         estimate = self._collectives.get(key)
         if estimate is None:
-            estimate = self.collective_timer(call)
-            self._collectives[key] = estimate
+            estimate = self._collectives.put(key, self.collective_timer(call))
         return estimate
 
     def compute(self, task: ComputeTask) -> ComputeEstimate:
         key = _task_key(task)
         estimate = self._computes.get(key)
         if estimate is None:
-            estimate = self.compute_timer(task)
-            self._computes[key] = estimate
+            estimate = self._computes.put(key, self.compute_timer(task))
         return estimate

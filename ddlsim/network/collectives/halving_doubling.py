@@ -75,8 +75,8 @@ def _pairs_step(builder: ScheduleBuilder, src_v: np.ndarray, dst_v: np.ndarray, 
     # Halving and doubling use the same pairs for a bit: build the pattern once per (key, weights).
     memo_key = (key, most if most == least else None)
     pattern = builder.memo.get(memo_key) if memo_key[1] is not None else None
-    if pattern is None and key[0] == "xor" and virtual.r == 0 and most == least:
-        pattern = builder.memo[memo_key] = xor_pairs(builder.n, 1 << key[1], most, key)
+    if pattern is None and key[0] == "xor bit" and virtual.r == 0 and most == least:
+        pattern = builder.memo[memo_key] = xor_pairs(builder.n, 1 << key[1], most)
     if pattern is None:
         src = virtual.real[src_v] if real else src_v
         dst = virtual.real[dst_v] if real else dst_v
@@ -116,7 +116,7 @@ def _halving(builder: ScheduleBuilder) -> None:
     v = np.arange(virtual.m, dtype=np.int64)
     for b in range(virtual.bits):
         if virtual.r == 0 and not builder.explicit:  # uniform halves: no per-rank arrays needed
-            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor", b), f"halving bit {b}", True)
+            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor bit", b), f"halving bit {b}", True)
             continue
         partner = v ^ (1 << b)
         pattern = (v & ((1 << b) - 1)) | (partner & (1 << b))
@@ -127,7 +127,7 @@ def _halving(builder: ScheduleBuilder) -> None:
             mask = (1 << (b + 1)) - 1
             return virtual.chunks(segments[(segments & mask) == pattern[i]])
 
-        _pairs_step(builder, v, partner, counts, lists, ("xor", b), f"halving bit {b}", True)
+        _pairs_step(builder, v, partner, counts, lists, ("xor bit", b), f"halving bit {b}", True)
 
 
 def _doubling(builder: ScheduleBuilder) -> None:
@@ -135,7 +135,8 @@ def _doubling(builder: ScheduleBuilder) -> None:
     v = np.arange(virtual.m, dtype=np.int64)
     for b in reversed(range(virtual.bits)):
         if virtual.r == 0 and not builder.explicit:
-            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor", b), f"doubling bit {b}", False)
+            _pairs_step(builder, v, v, np.array([virtual.m >> (b + 1)]), None, ("xor bit", b), f"doubling bit {b}",
+                        False)
             continue
         mask = (1 << (b + 1)) - 1
         counts = virtual.masked_count(v & mask, b + 1)
@@ -144,7 +145,7 @@ def _doubling(builder: ScheduleBuilder) -> None:
         def lists(i, mask=mask, segments=segments):
             return virtual.chunks(segments[(segments & mask) == (i & mask)])
 
-        _pairs_step(builder, v, v ^ (1 << b), counts, lists, ("xor", b), f"doubling bit {b}", False)
+        _pairs_step(builder, v, v ^ (1 << b), counts, lists, ("xor bit", b), f"doubling bit {b}", False)
 
 
 def _binomial(builder: ScheduleBuilder, gather: bool) -> None:

@@ -54,12 +54,15 @@ class Tree:
 
 
 def _depths(parent: np.ndarray) -> np.ndarray:
-    depth = np.zeros(parent.size, dtype=np.int64)
-    current = parent.copy()
-    while np.any(current >= 0):
-        climbing = current >= 0
-        depth += climbing
-        current[climbing] = parent[current[climbing]]
+    """Depth of every node by pointer jumping: log2(height) passes instead of one per level."""
+    depth = (parent >= 0).astype(np.int64)  # distance to `ancestor`
+    ancestor = parent.copy()
+    climbing = np.flatnonzero(ancestor >= 0)
+    while climbing.size:
+        above = ancestor[climbing]
+        depth[climbing] += depth[above]
+        ancestor[climbing] = ancestor[above]
+        climbing = climbing[ancestor[climbing] >= 0]
     return depth
 
 

@@ -138,16 +138,7 @@ def _double_phase(builder: ScheduleBuilder, trees: tuple[Tree, Tree], up: bool) 
     src, dst = (child, parent) if up else (parent, child)
     fraction = builder.payload / 2
     pattern = Pairs(n, src, dst, classes=classes, key=("double tree", "up" if up else "down"))
-    reductions = []
-    for step_class in range(height):
-        active = classes == step_class
-        if not up or not np.any(active):
-            reductions.append(())
-            continue
-        per_tree = [np.bincount(dst[active & (chunk == index)], minlength=n) for index in range(2)]
-        traffic = sum(np.where(count > 0, count + 2, 0) for count in per_tree)
-        rank = int(np.argmax(traffic))
-        reductions.append(tuple(Reduction(int(count[rank]) + 1, fraction) for count in per_tree if count[rank] > 0))
+    reductions = [()] * height if not up else _double_reductions(dst, chunk, classes, height, fraction)
 
     def explicit_step(step: CompactStep, step_class: int):
         active = classes == step_class
@@ -155,6 +146,28 @@ def _double_phase(builder: ScheduleBuilder, trees: tuple[Tree, Tree], up: bool) 
 
     _level_steps(builder, pattern, fraction, np.arange(height), reductions, f"double tree {'up' if up else 'down'}",
                  explicit_step)
+
+
+def _double_reductions(dst: np.ndarray, chunk: np.ndarray, classes: np.ndarray, height: int,
+                       fraction: float) -> list[tuple[Reduction, ...]]:
+    """Per level, the reductions of the busiest receiver (most traffic, the lowest rank on ties):
+    one per tree it receives in, of fan-in its children in that tree + 1. Counted over the
+    level's edges only (sorted by class once)."""
+    order = np.argsort(classes, kind="stable")
+    bounds = np.searchsorted(classes[order], np.arange(height + 1))
+    reductions: list[tuple[Reduction, ...]] = []
+    for step_class in range(height):
+        edges = order[bounds[step_class]:bounds[step_class + 1]]
+        if edges.size == 0:
+            reductions.append(())
+            continue
+        receivers, inverse = np.unique(dst[edges], return_inverse=True)
+        per_tree = [np.bincount(inverse.ravel()[chunk[edges] == index], minlength=receivers.size) for index in range(2)]
+        traffic = sum(np.where(count > 0, count + 2, 0) for count in per_tree)
+        busiest = int(np.argmax(traffic))
+        reductions.append(tuple(Reduction(int(count[busiest]) + 1, fraction) for count in per_tree
+                                if count[busiest] > 0))
+    return reductions
 
 
 @dataclass

@@ -32,16 +32,18 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
 from ddlsim.types import GroupLayout, NetworkCost
+
+_HIERARCHIES = PROCESS_CACHES.memo("network.hierarchies", maxsize=256)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,8 @@ class Fabric:
 
     def hierarchy(self, layout: GroupLayout, placement: Placement) -> tuple[int, ...]:
         """Dimensions of one group along the fabric's domains (product = group size)."""
-        return _hierarchy(layout, placement, self.domain_sizes())
+        key = (layout, placement, self.domain_sizes())
+        return _HIERARCHIES.get_or_make(key, lambda: group_hierarchy(*key))
 
     def supports_multicast(self) -> bool:
         """True if a source can send one copy that the fabric replicates to many receivers."""
@@ -186,11 +189,6 @@ class Fabric:
         """The fabric's config resized to `num_nodes` nodes the way the fabric grows (a copy);
         unchanged by default, for fabrics whose size a job does not set."""
         return dict(params)
-
-
-@lru_cache(maxsize=256)
-def _hierarchy(layout: GroupLayout, placement: Placement, domain_sizes: tuple[int, ...]) -> tuple[int, ...]:
-    return group_hierarchy(layout, placement, domain_sizes)
 
 
 def expand_listed(pattern: Pattern, layout: GroupLayout, placement: Placement

@@ -19,23 +19,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ddlsim import units
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
 from ddlsim.registry import FABRICS
 
+_CAPACITIES = PROCESS_CACHES.memo("network.sipac_capacities", maxsize=8)
 
-@lru_cache(maxsize=8)
+
 def _uniform_capacity(size: int, bandwidth_bps: float) -> np.ndarray:
     """One read-only capacity array per fabric shape (a 65,536-CU SiPAC has 4 million ports)."""
-    capacity = np.full(size, bandwidth_bps)
-    capacity.flags.writeable = False
+    capacity = _CAPACITIES.get((size, bandwidth_bps))
+    if capacity is None:
+        capacity = np.full(size, bandwidth_bps)
+        capacity.flags.writeable = False
+        _CAPACITIES.put((size, bandwidth_bps), capacity)
     return capacity
 
 

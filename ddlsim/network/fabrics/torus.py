@@ -55,6 +55,13 @@ def _ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray
                          num_lines: int, ring: int) -> np.ndarray:
     """Loads on the links of `num_lines` rings of `ring` links: each flow covers `length` links
     from `start` onwards (cyclically) on ring `line`. Returns shape (num_lines, ring)."""
+    used = np.flatnonzero(np.bincount(line, minlength=num_lines))
+    if 2 * used.size <= num_lines:  # few lines carry flows (a tree's upper levels): sum over those only
+        compact = np.zeros(num_lines, dtype=np.int64)
+        compact[used] = np.arange(used.size)
+        loads = np.zeros((num_lines, ring))
+        loads[used] = _ring_interval_loads(compact[line], start, length, weight, used.size, ring)
+        return loads
     width = 2 * ring + 1
     index = np.concatenate([line * width + start, line * width + start + length])
     values = np.concatenate([weight, -weight])
@@ -206,6 +213,9 @@ class Torus2D(Fabric):
         """Link loads by interval sums along rows and columns (the generic path handles classes)."""
         if pattern.num_classes:
             return super().price_listed(pattern, layout, placement)
+        structured = self._xor_cost(pattern, layout, placement)
+        if structured is not None:
+            return structured
         src, dst, weight, _ = expand_listed(pattern, layout, placement)
         if src.size == 0:
             return PatternCost.zero()
@@ -217,6 +227,46 @@ class Torus2D(Fabric):
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+
+    def _xor_cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+        """Closed form of a full XOR (RHD, recursive doubling) on whole rows, or None.
+
+        With identity placement and power-of-two group size, stride and row length X, the flows are
+        r -> r XOR M (M = m x stride) for every job rank r: along x every row carries the same flows
+        x -> x XOR (M mod X), then along y every column the same y -> y XOR (M div X). One row and one
+        column give every link load, summed in the order of the listed path (the same floats), and
+        the longest flow combines the longest x and y legs.
+        """
+        structure = getattr(pattern, "structure", None)
+        n, stride, width = layout.size, layout.stride, self.dims[0]
+        if (structure is None or structure[0] != "xor" or placement.nodes is not None or pattern.multicast
+                or n & (n - 1) or stride & (stride - 1) or width & (width - 1)):
+            return None
+        ranks = layout.job_ranks
+        if ranks > width and ranks % width:
+            return None
+        mask = structure[1] * stride
+        weight = float(pattern.weight[0])
+        row = np.arange(min(ranks, width), dtype=np.int64)
+        column = np.arange(max(ranks // width, 1), dtype=np.int64)
+        legs = []
+        for positions, moved, ring in ((row, row ^ (mask % width), width), (column, column ^ (mask // width),
+                                                                             self.dims[1])):
+            forward, hops = _short_way(moved - positions, ring)
+            most = int(hops.max())
+            load = 0.0
+            for way in (True, False):
+                used = (forward == way) & (hops > 0)
+                if used.any():
+                    start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
+                    loads = _ring_interval_loads(np.zeros(int(used.sum()), dtype=np.int64), start, hops[used],
+                                                 np.full(int(used.sum()), weight), 1, ring)
+                    load = max(load, float(loads.max()))
+            legs.append((most, load))
+        (hops_x, load_x), (hops_y, load_y) = legs
+        latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
+                   + self.router_latency_s * max(hops_x + hops_y - 1, 0))
+        return PatternCost(float(latency), max(load_x, load_y) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         flows = listed_pairs_count(mesh, layout)

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import InfeasibleError
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.rampx.plan import RampXPlan
@@ -26,7 +27,8 @@ from ddlsim.network.fabrics.ramp.placement import find_box, job_dims
 from ddlsim.network.patterns import content_key
 from ddlsim.network.placement import job_ranks
 
-_LAYOUTS: dict[tuple, RampXLayout] = {}
+# Layouts of 65,536 ranks hold a few MB of subgroup tables: keep the 32 most recent.
+_LAYOUTS = PROCESS_CACHES.memo("network.rampx_layouts", maxsize=32)
 
 
 def _usable_shape(shape: tuple[int, int, int], fabric: RampFabric) -> bool:
@@ -72,9 +74,7 @@ class RampXLayout:
         if layout is None:
             plan = RampXPlan(*shape, formulation=formulation)
             layout = cls(plan, plan.rank_of_node[node_index])
-            _LAYOUTS[key] = layout
-            while len(_LAYOUTS) > 32:  # layouts of 65,536 ranks hold a few MB of subgroup tables
-                _LAYOUTS.pop(next(iter(_LAYOUTS)))
+            _LAYOUTS.put(key, layout)
         return layout
 
     @property

@@ -23,13 +23,14 @@ a schedule get the same price.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from ddlsim import units
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
@@ -45,9 +46,10 @@ from ddlsim.registry import FABRICS
 from ddlsim.types import GroupLayout, NetworkCost
 
 POLICIES = ("paper", "greedy")
-_PLANS: OrderedDict[tuple, tuple[int, int]] = OrderedDict()
-_PRICES: dict[tuple, tuple] = {}
-_PLAN_CACHE_SIZE = 256
+# Owned by the process: a plan or a price depends on its key alone, and sweeps over line rates
+# (or latencies, or costs) on one structure share them.
+_PLANS = PROCESS_CACHES.memo("network.ramp_plans", maxsize=256)
+_PRICES = PROCESS_CACHES.memo("network.ramp_prices", maxsize=256)
 
 
 @dataclass
@@ -166,6 +168,14 @@ class RampFabric(Fabric):
         return self.cost_model.network_cost(self.dims, num_ranks)
 
     # -- pricing -------------------------------------------------------------------------------
+    @cached_property
+    def structure(self) -> RampFabric:
+        """The fabric as a cache key for plans and prices: itself, with the fields that only scale a
+        price (line rate: a price is slots / rate) or shift it (latencies), and those that never touch
+        it (costs, name), set to fixed values. Every other field, present or future, is in the key."""
+        return replace(self, dims=replace(self.dims, line_rate_bps=1.0), propagation_s=0.0, io_latency_s=0.0,
+                       cost_model=RampCostModel(), name="ramp")
+
     def transfers(self, pattern: Pattern, layout: GroupLayout, placement: Placement
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(src node, dst node, weight) of every transfer of `pattern` in every group of `layout`."""
@@ -176,8 +186,7 @@ class RampFabric(Fabric):
 
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """Cached per structure: a price found at one line rate serves every other (it scales as 1 / B)."""
-        key = (pattern.full_key, layout, placement.key, self.dims.x, self.dims.racks, self.dims.wavelengths,
-               self.dims.b, self.subnet, self.transceiver_policy, self.slot_s, self.slot_overhead)
+        key = (pattern.full_key, layout, placement.key, self.structure)
         cached = _PRICES.get(key)
         if cached is None:
             cost = self._price(pattern, layout, placement)
@@ -185,9 +194,7 @@ class RampFabric(Fabric):
             cached = (bool(cost.latency_s > 0), cost.s_per_unit * rate,
                       None if cost.class_latency_s is None else cost.class_latency_s > 0,
                       None if cost.class_s_per_unit is None else cost.class_s_per_unit * rate, cost.disjoint)
-            _PRICES[key] = cached
-            while len(_PRICES) > _PLAN_CACHE_SIZE:
-                _PRICES.pop(next(iter(_PRICES)))
+            _PRICES.put(key, cached)
         has_latency, slots, class_active, class_slots, disjoint = cached
         rate = self.group_rate_bytes_per_s
         latency = self.step_latency_s if has_latency else 0.0
@@ -255,11 +262,9 @@ class RampFabric(Fabric):
         """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
         if src.size == 0:
             return self.dims.x, 1
-        dims = self.dims  # the plan depends on the structure, not on the line rate
-        key = (dims.x, dims.racks, dims.wavelengths, self.subnet, self.transceiver_policy, content_key(src, dst))
+        key = (self.structure, content_key(src, dst))  # the plan depends on the structure, not on the line rate
         cached = _PLANS.get(key)
         if cached is not None:
-            _PLANS.move_to_end(key)
             return cached
         peers = int(np.bincount(src).max())
         one_to_one = peers == 1 and int(np.bincount(dst).max()) == 1
@@ -276,10 +281,7 @@ class RampFabric(Fabric):
                     best = (plan.slowdown, plan.per_pair, plan.rounds)
             assert best is not None
             plan_found = best[1:]
-        _PLANS[key] = plan_found
-        while len(_PLANS) > _PLAN_CACHE_SIZE:
-            _PLANS.popitem(last=False)
-        return plan_found
+        return _PLANS.put(key, plan_found)
 
     def _wavelengths_disjoint(self, src: np.ndarray, dst: np.ndarray) -> bool:
         """For one-to-one transfers: True when no two share a subnet wavelength. Every transfer then

@@ -10,7 +10,8 @@ group's own schema, so a key the schema does not know is a `ConfigError` naming 
 
 ``collective_for_fabric`` replaces the whole ``collective`` node when the fabric's label or name
 is listed (a paper's strategy per system: ``{bcube: {name: per_op, ops: {all_to_all: direct},
-default: ring}}``); it is applied before the ``collective`` overlay.
+default: ring}}``); it is applied before the ``collective`` overlay. An entry set to null
+replaces nothing (``assumptions.collective_for_fabric.bcube=null``, a what-if).
 
 ``parallel`` and ``training`` (sections with one schema) are keyed by the model's name
 (``parallel: {megatron: {activation_offload: true}}``): DLRM and Megatron take different

@@ -6,7 +6,8 @@ communication group (x subnets for all the job's traffic): a 1 GB all-reduce on 
 33.6 ms in (1, 2, 64) against 3.2 ms in (2, 1, 64) (docs/ramp.md). So every legal box is priced
 for a RAMP-x all-reduce of `PROBE_BYTES` (through the fabric's own pricing, so that
 `switching=ideal` chooses by ideal prices) and the fastest is kept; ties go to the fewest steps.
-Only the box with the fewest racks is priced for each number of groups (at most six boxes):
+Only the box with the fewest racks is priced for each number of groups (at most six boxes, plus
+the fewest-steps box):
 node numbers in different racks share a wavelength in every subnet, and in the measurements the
 fewest racks was never slower.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ddlsim.network.fabrics.ramp.placement import active_steps, legal_shapes, place_job
+from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
 from ddlsim.network.placement import Placement
 from ddlsim.types import CollectiveOp, GroupLayout
 
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from ddlsim.network.fabrics.ramp.fabric import RampFabric
 
 PROBE_BYTES = 10**9
+# Above this many ranks pricing every box takes 14-60 s (8,192 and 32,768 ranks), so the box is
+# chosen by rule: the most communication groups, then the fewest steps, then the fewest racks. At
+# 256-2,048 ranks that rule and the pricing choose the same box (measured, docs/ramp.md).
+PRICED_UP_TO = 4096
 
 
 @lru_cache(maxsize=256)
@@ -34,8 +39,13 @@ def cheapest_box(fabric: RampFabric, num_ranks: int) -> tuple[int, int, int] | N
     for shape in legal_shapes(num_ranks, dims.x, dims.racks, dims.wavelengths):
         fewest_racks.setdefault(shape[0], shape)  # racks ascend: racks share wavelengths, groups do not
     shapes = list(fewest_racks.values())
+    fewest_steps = job_dims(num_ranks, dims.x, dims.racks, dims.wavelengths)
+    if fewest_steps is not None and fewest_steps not in shapes:
+        shapes.append(fewest_steps)  # never worse than RAMP 7.4's choice
     if len(shapes) <= 1:
         return shapes[0] if shapes else None
+    if num_ranks > PRICED_UP_TO:
+        return min(shapes, key=lambda shape: (-shape[0], active_steps(*shape), shape[1]))
     # Imported here: the collectives import the fabric, and a placement is needed only when pricing.
     from ddlsim.network.collectives.base import ScheduleRequest
     from ddlsim.network.collectives.rampx.algorithm import RampX

@@ -74,7 +74,7 @@ class RampConfig:
     coupler_cost_usd: float = 3000.0
     transceiver_power_w: float | None = None
     switching: str = "transcoder"
-    placement: str = "fewest_steps"
+    placement: str = "contention_aware"
 
 
 @FABRICS.register("ramp", RampConfig, summary="RAMP optical network: 65,536 nodes x 12.8 Tbps, ns reconfiguration")
@@ -92,7 +92,7 @@ class RampFabric(Fabric):
     cost_model: RampCostModel = RampCostModel()
     name: str = "ramp"
     switching: str = "transcoder"
-    placement: str = "fewest_steps"
+    placement: str = "contention_aware"
 
     @classmethod
     def from_config(cls, config: RampConfig) -> RampFabric:

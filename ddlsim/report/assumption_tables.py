@@ -89,9 +89,11 @@ class Seed:
     headline: Headline
     paper: dict[str, str]
     what_ifs: dict[str, Sequence[str]] = field(default_factory=dict)  # label -> overrides back to faithful
+    faithful_plus: dict[str, Sequence[str]] = field(default_factory=dict)  # label -> overrides on faithful
     note: str = ""
 
 
+_PAPER_SET = "rampx,rampx_ring,ring,hierarchical,torus2d,topoopt_ring"  # as in configs/assumptions/ramp_paper.yaml
 _RAMP16_OTHERS = {"Fat-Tree": "superpod", "TopoOpt": "topoopt_ramp_per_step"}
 SEEDS: tuple[Seed, ...] = (
     Seed("RAMP Fig. 16: Megatron, ten target losses",
@@ -105,14 +107,16 @@ SEEDS: tuple[Seed, ...] = (
                "assumptions.parallel.megatron.activation_offload=false"],
           "no activation offload (Table 9 shapes kept)": ["assumptions.parallel.megatron.activation_offload=false"],
           "RAMP switching: transcoder contention": ["assumptions.fabric.ramp.switching=transcoder"],
-          "strategies: best without direct (Bruck, RHD, trees too)": ["assumptions.collective.best.include=[]"]}),
+          "strategies: best without direct (Bruck, RHD, trees too)": ["assumptions.collective.best.include=[]"]},
+         {"with only the paper's strategy set (RAMP 7.6)": [f"collective.include=[{_PAPER_SET}]"]}),
     Seed("RAMP Fig. 17: DLRM, 256 to 65,536 GPUs",
          ["experiment=ramp_fig17"], "ramp_paper", ramp_training({"Fat-Tree": "superpod",
                                                                   "TopoOpt": "topoopt_ramp_per_step"}),
          {"RAMP speed-up over Fat-Tree": "up to 58x", "RAMP speed-up over TopoOpt": "up to 7.8x",
           "RAMP communication share": "< 1 %", "baselines' communication share": "12.5-98 %"},
          {"RAMP switching: transcoder contention": ["assumptions.fabric.ramp.switching=transcoder"],
-          "strategies: best without direct (Bruck, RHD, trees too)": ["assumptions.collective.best.include=[]"]}),
+          "strategies: best without direct (Bruck, RHD, trees too)": ["assumptions.collective.best.include=[]"]},
+         {"with only the paper's strategy set (RAMP 7.6)": [f"collective.include=[{_PAPER_SET}]"]}),
     Seed("SiPAC Fig. 13: hybrid MP all-to-all + DP all-reduce",
          ["experiment=sipac_fig13"], "sipac_paper", sipac_hybrid,
          {"p=64: SiPAC JCT reduction 128 -> 4,096 Gb/s": "keeps decreasing",
@@ -158,6 +162,9 @@ def seed_tables(seed: Seed, run: Callable[[Sequence[str]], pd.DataFrame] = run_r
             lines.append(f"| {label} (`{shown}`) | "
                          + " | ".join(moved.get(name, "-") for name in names) + " |")
         lines.append("| none (faithful) | " + " | ".join(faithful.get(name, "-") for name in names) + " |")
+        for label, overrides in seed.faithful_plus.items():
+            moved = seed.headline(run([*seed.experiment, *overrides]))
+            lines.append(f"| faithful, {label} | " + " | ".join(moved.get(name, "-") for name in names) + " |")
     if seed.note:
         lines += ["", seed.note]
     return [*lines, ""]

@@ -126,4 +126,7 @@ def test_topoopt_paper_runs_ring_allreduce() -> None:
     overrides = ["experiment=single", "fabric=topoopt", "model=topoopt_dlrm"]
     paper = build_components([*overrides, "assumptions=topoopt_paper"]).algorithm
     assert paper.name == "per_op" and dict(paper.ops)[ddlsim.types.CollectiveOp.ALL_REDUCE].name == "topoopt_ring"
+    fat_tree = build_components(["experiment=single", "fabric=topoopt_fat_tree", "model=topoopt_dlrm",
+                                 "assumptions=topoopt_paper"]).algorithm
+    assert dict(fat_tree.ops)[ddlsim.types.CollectiveOp.ALL_REDUCE].name == "hierarchical"
     assert build_components(overrides).algorithm.name == "best"

@@ -14,6 +14,7 @@ from typing import Any
 
 from omegaconf import MISSING
 
+from ddlsim.assumptions import AssumptionsConfig
 from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.registry import ALL_REGISTRIES
@@ -48,6 +49,7 @@ class RootConfig:
     task: Any = MISSING
     training: Any = MISSING
     seed: int = 0
+    assumptions: AssumptionsConfig = field(default_factory=AssumptionsConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     report: ReportSettings = field(default_factory=ReportSettings)
 
@@ -90,4 +92,4 @@ def group_options() -> dict[str, list[str]]:
     register_configs()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         loader = GlobalHydra.instance().config_loader()
-        return {group: sorted(loader.get_group_options(group)) for group in (*GROUPS, "experiment")}
+        return {group: sorted(loader.get_group_options(group)) for group in (*GROUPS, "assumptions", "experiment")}

@@ -25,6 +25,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.assumptions import FAITHFUL, apply_assumptions, assumptions_name
 from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
@@ -113,6 +114,7 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
         if OmegaConf.is_missing(root, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
     check_known_keys(root)
+    root = apply_assumptions(root)
     device = DEVICES.build(root.device)
     training_settings(root.training)  # validated here; the train task reads it from `config`
     return Components(
@@ -138,7 +140,12 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
     files, except a task's own into `output_dir` (``task=profile``).
     """
     components = build_components(config, output_dir=output_dir)
-    return components.task.run(components)
+    result = components.task.run(components)
+    name = assumptions_name(components.config)
+    if name != FAITHFUL:
+        for row in result.rows:
+            row["assumptions"] = name
+    return result
 
 
 def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
@@ -155,6 +162,8 @@ def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = No
         if OmegaConf.select(root, "task.on_infeasible", default="row") == "error":
             raise
         row = {**point_labels(root), "status": error_status(error)}
+        if assumptions_name(root) != FAITHFUL:
+            row["assumptions"] = assumptions_name(root)
         described = ", ".join(f"{key} {value}" for key, value in row.items() if key != "status")
         return TaskResult(rows=[row], summary=f"{described}: {row['status']}")
 

@@ -54,6 +54,11 @@ def algorithm_label(config: Any) -> str:
     return f"{config['name']}(exclude={','.join(exclude)})" if exclude else str(config["name"])
 
 
+# Model keys that switch a paper's assumption (the `assumptions` group) get a column only when
+# switched, so that rows of ddlsim's own modelling keep their columns.
+_SWITCH_DEFAULTS = {"tp_all_reduces": "megatron", "shape_source": "scaling_laws"}
+
+
 def run_labels(config: Any) -> Row:
     """Columns that say which run a row belongs to, read from the composed config alone."""
     row: Row = {
@@ -64,7 +69,9 @@ def run_labels(config: Any) -> Row:
     model = OmegaConf.to_container(config.model, resolve=True)
     assert isinstance(model, dict)
     for key, value in model.items():
-        if key not in ("name", LABEL_KEY) and isinstance(value, bool | int | float | str):
+        if key in ("name", LABEL_KEY) or _SWITCH_DEFAULTS.get(key) == value:
+            continue
+        if isinstance(value, bool | int | float | str):
             row[f"model_{key}"] = value
     row["device"] = str(config.device.name)
     return row

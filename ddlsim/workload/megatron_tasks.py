@@ -33,19 +33,27 @@ ADAM_FLOP_PER_PARAM = 12.0  # moment updates, bias correction, square root, divi
 ADAM_BYTES_PER_PARAM = 28.0  # read the fp16 gradient; read and write fp32 master and two moments; write fp16 weights
 CROSS_ENTROPY_ALL_REDUCES = 3
 LOSS_BYTES = 4
+# `tp_all_reduces`: "megatron" runs every tensor-parallel collective Megatron runs (2 forward, 2
+# in the recompute, 2 backward per layer); "ramp_7_2_1" only the two RAMP 7.2.1 names ("the
+# partitioned multi-head attention and corresponding backward path all-reduce, and partitioned
+# feed-forward MLP with corresponding forward path all-reduce").
+TP_ALL_REDUCE_RULES = ("megatron", "ramp_7_2_1")
+_RAMP_7_2_1_BLOCKS = {Phase.FORWARD: ("mlp",), Phase.BACKWARD: ("attention",), Phase.RECOMPUTE: ()}
 
 
 def tp_collectives(plan: MegatronPlan, phase: Phase, message_bytes: int, sequence_parallel: bool,
-                   prefix: str = "tp", num_ranks: int = 0) -> list[CollectiveCall]:
+                   prefix: str = "tp", num_ranks: int = 0, rule: str = "megatron") -> list[CollectiveCall]:
     """The tensor-parallel collectives of one layer in `phase` (attention and MLP blocks).
 
     `num_ranks` (default: all of the plan's GPUs) is how many ranks run the same collectives at
-    once; a pipelined plan passes the ranks of one stage.
+    once; a pipelined plan passes the ranks of one stage. `rule` is one of `TP_ALL_REDUCE_RULES`.
     """
     if plan.tp == 1:
         return []
     group = GroupLayout(plan.tp, 1, num_ranks or plan.num_gpus)
     blocks = ("mlp", "attention") if phase is Phase.BACKWARD else ("attention", "mlp")
+    if rule == "ramp_7_2_1":
+        blocks = _RAMP_7_2_1_BLOCKS[phase]
     calls = []
     for block in blocks:
         if sequence_parallel:
@@ -58,8 +66,11 @@ def tp_collectives(plan: MegatronPlan, phase: Phase, message_bytes: int, sequenc
 
 
 def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: bool,
-                    sequence_parallel: bool, layer_kind: str = "megatron_layer") -> tuple[TaskBlock, ...]:
+                    sequence_parallel: bool, layer_kind: str = "megatron_layer",
+                    tp_all_reduces: str = "megatron") -> tuple[TaskBlock, ...]:
     """Forward, backward (with recompute), gradient all-reduce and optimizer blocks."""
+    if tp_all_reduces not in TP_ALL_REDUCE_RULES:
+        raise ConfigError("tp_all_reduces", tp_all_reduces, f"must be one of {', '.join(TP_ALL_REDUCE_RULES)}")
     stack, tp, batch = plan.model.stack, plan.tp, plan.local_batch
     layer = stack.layer
     signature = megatron_layer_signature(layer, tp, batch, precision=precision.value,
@@ -73,8 +84,9 @@ def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: 
     if checkpointing:
         backward_tasks.append(ComputeTask("layer_recompute", Phase.RECOMPUTE, signature,
                                           layer.forward_flop(batch, tp), layer.forward_memory_bytes(batch, tp)))
-        backward_tasks += tp_collectives(plan, Phase.RECOMPUTE, message, sequence_parallel)
-    backward_tasks += [backward, *tp_collectives(plan, Phase.BACKWARD, message, sequence_parallel)]
+        backward_tasks += tp_collectives(plan, Phase.RECOMPUTE, message, sequence_parallel, rule=tp_all_reduces)
+    backward_tasks += [backward, *tp_collectives(plan, Phase.BACKWARD, message, sequence_parallel,
+                                                 rule=tp_all_reduces)]
 
     blocks = []
     vocab = plan.model.vocab
@@ -83,8 +95,8 @@ def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: 
     if head is not None and tp > 1:
         blocks.append(TaskBlock("embedding", (CollectiveCall(CollectiveOp.ALL_REDUCE, message, tp_group,
                                                              Phase.FORWARD, "tp_embedding_all_reduce"),)))
-    blocks.append(TaskBlock("forward", (forward, *tp_collectives(plan, Phase.FORWARD, message, sequence_parallel)),
-                            repeat=stack.layers))
+    forward_calls = tp_collectives(plan, Phase.FORWARD, message, sequence_parallel, rule=tp_all_reduces)
+    blocks.append(TaskBlock("forward", (forward, *forward_calls), repeat=stack.layers))
     if head is not None:
         loss_message = LOSS_BYTES * batch * layer.seq_len
         head_forward = [ComputeTask("output_forward", Phase.FORWARD, head, lm_head_flop(head),
@@ -148,7 +160,7 @@ def plan_fields(plan: MegatronPlan, precision: Precision, num_steps: int) -> dic
 def build_megatron_workload(name: str, model: TransformerModel, budget: TrainingBudget | None,
                             parallel: ParallelConfig, memory_bytes: int, *, global_batch: int = 0,
                             num_steps: int = 0, precision: Precision = Precision.FP16, widen_heads: bool = False,
-                            layer_kind: str = "megatron_layer") -> Workload:
+                            layer_kind: str = "megatron_layer", tp_all_reduces: str = "megatron") -> Workload:
     """Partition `model` and list the tasks of one iteration.
 
     With a scaling-law `budget`, the target global batch defaults to the critical batch and the
@@ -161,7 +173,8 @@ def build_megatron_workload(name: str, model: TransformerModel, budget: Training
     plan = partition(model, parallel, memory_bytes, target, widen_heads=widen_heads)
     steps = budget.steps(plan.global_batch) if budget is not None else num_steps
     blocks = megatron_blocks(plan, precision=precision, checkpointing=parallel.activation_checkpointing,
-                             sequence_parallel=parallel.sequence_parallel, layer_kind=layer_kind)
+                             sequence_parallel=parallel.sequence_parallel, layer_kind=layer_kind,
+                             tp_all_reduces=tp_all_reduces)
     fields = plan_fields(plan, precision, steps)
     fields.update({
         "params_kaplan": plan.model.stack.kaplan_params(),

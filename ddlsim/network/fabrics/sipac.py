@@ -139,6 +139,14 @@ class SipacConfig:
     wavelengths: int = 64
     link_latency: str = "1us"
     io_latency: str = "0ns"
+    pair_share: str = "r"
+
+
+# How a port's B is shared among the CUs on its WSS: "r" gives each of the r wavelength groups
+# (one returns to the sender, SiPAC III-B) B / r; "r_minus_1" gives each of the r - 1 neighbours
+# B / (r - 1), as SiPAC's Table II bandwidth term (r - 1) n beta / (L r) per step implies for a
+# port of B and as the SiPAC authors' traffic generator does.
+PAIR_SHARES = ("r", "r_minus_1")
 
 
 @FABRICS.register("sipac", SipacConfig, summary="SiPAC: BCube of r-port wavelength-selective switches (r^L CUs)")
@@ -153,17 +161,20 @@ class Sipac(BcubeCapabilities, Fabric):
     link_latency_s: float
     io_latency_s: float = 0.0
     name: str = "sipac"
+    pair_share: str = "r"
 
     @classmethod
     def from_config(cls, config: SipacConfig) -> Sipac:
         check_bcube(config.r, config.levels)
+        if config.pair_share not in PAIR_SHARES:
+            raise ConfigError("pair_share", config.pair_share, f"must be one of {', '.join(PAIR_SHARES)}")
         if config.wavelengths < config.r or config.wavelengths % config.r:
             raise ConfigError("wavelengths", config.wavelengths,
                               f"must be a positive multiple of r = {config.r} (w / r wavelengths per CU pair)")
         total = units.parse_bandwidth_bps(config.cu_bandwidth, "cu_bandwidth")
         return cls(config.r, config.levels, total / config.levels, config.wavelengths,
                    units.parse_time_s(config.link_latency, "link_latency"),
-                   units.parse_time_s(config.io_latency, "io_latency"), config.name)
+                   units.parse_time_s(config.io_latency, "io_latency"), config.name, config.pair_share)
 
     @property
     def num_nodes(self) -> int:  # type: ignore[override]
@@ -171,8 +182,9 @@ class Sipac(BcubeCapabilities, Fabric):
 
     @property
     def pair_bandwidth_bps(self) -> float:
-        """b = B / r = w u / r: the dedicated bandwidth of one CU pair on one WSS."""
-        return self.link_bandwidth_bps / self.radix
+        """b = B / r = w u / r: the dedicated bandwidth of one CU pair on one WSS (B / (r - 1)
+        with pair_share = r_minus_1)."""
+        return self.link_bandwidth_bps / (self.radix - 1 if self.pair_share == "r_minus_1" else self.radix)
 
     @property
     def wavelength_rate_bps(self) -> float:

@@ -15,14 +15,15 @@ asks for that convention explicitly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
 from ddlsim.types import Precision, Workload
 from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
-from ddlsim.workload.megatron_tasks import build_megatron_workload
+from ddlsim.workload.megatron_tasks import TP_ALL_REDUCE_RULES, build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
 from ddlsim.workload.scaling_laws import (
@@ -48,7 +49,10 @@ class MegatronConfig:
     `loss_gap` is how close to the converged loss training goes (see scaling_laws.py).
     `widen_heads` lets a shape sized from the loss split its width into as many heads as
     tensor-parallel ranks when they outnumber the heads (RAMP Table 9); off, such a plan is
-    infeasible.
+    infeasible. `tp_all_reduces` is "megatron" (every TP all-reduce Megatron runs: 6 per layer with
+    recompute) or "ramp_7_2_1" (the two RAMP 7.2.1 names). `shape_source` "ramp_table9" takes the
+    shape, global batch, steps, TP and DP of RAMP Table 9's row for `target_loss` instead of the
+    scaling laws and the memory-filling partitioner (their local batch is global batch / DP).
     """
 
     name: str = "megatron"
@@ -65,6 +69,11 @@ class MegatronConfig:
     loss_gap: float = DEFAULT_LOSS_GAP
     precision: str = "fp16"
     widen_heads: bool = False
+    tp_all_reduces: str = "megatron"
+    shape_source: str = "scaling_laws"
+
+
+SHAPE_SOURCES = ("scaling_laws", "ramp_table9")
 
 
 @MODELS.register("megatron", MegatronConfig)
@@ -81,6 +90,8 @@ class MegatronTransformer:
     head_dim: int = 128
     name: str = "megatron"
     widen_heads: bool = False
+    tp_all_reduces: str = "megatron"
+    table9_row: Any = None  # a ramp_reference.Table9Row when shape_source = ramp_table9
 
     @classmethod
     def from_config(cls, config: MegatronConfig) -> MegatronTransformer:
@@ -98,6 +109,13 @@ class MegatronTransformer:
         if not config.aspect_ratio > 0:
             raise ConfigError("aspect_ratio", config.aspect_ratio, "must be positive")
         precision = parse_precision(config.precision)
+        if config.tp_all_reduces not in TP_ALL_REDUCE_RULES:
+            raise ConfigError("tp_all_reduces", config.tp_all_reduces,
+                              f"must be one of {', '.join(TP_ALL_REDUCE_RULES)}")
+        if config.shape_source not in SHAPE_SOURCES:
+            raise ConfigError("shape_source", config.shape_source, f"must be one of {', '.join(SHAPE_SOURCES)}")
+        if config.shape_source == "ramp_table9":
+            return cls._from_table9(config, precision)
         if all(shape):
             layer = LayerShape(config.d_model, config.heads, config.seq_len, ffn_hidden=config.ffn_hidden,
                                causal=config.causal)
@@ -112,18 +130,35 @@ class MegatronTransformer:
                                       f"nats, outside the scaling laws' domain ({MIN_TARGET_LOSS:.1f} to "
                                       f"{MAX_TARGET_LOSS:.2f}); give a target_loss for its steps")
                 budget = TrainingBudget(loss, config.seq_len, config.loss_gap)
-            return cls(budget, stack, False, config.global_batch, precision, name=config.name)
+            return cls(budget, stack, False, config.global_batch, precision, name=config.name,
+                       tp_all_reduces=config.tp_all_reduces)
         if not config.target_loss > 0:
             raise ConfigError("target_loss", config.target_loss, "must be positive when no shape is given")
         budget = TrainingBudget(config.target_loss, config.seq_len, config.loss_gap)
         stack = stack_for_params(budget.params, config.seq_len, aspect_ratio=config.aspect_ratio,
                                  head_dim=config.head_dim, causal=config.causal)
         return cls(budget, stack, True, config.global_batch, precision, config.aspect_ratio, config.head_dim,
-                   config.name, config.widen_heads)
+                   config.name, config.widen_heads, config.tp_all_reduces)
+
+    @classmethod
+    def _from_table9(cls, config: MegatronConfig, precision: Precision) -> MegatronTransformer:
+        from ddlsim.workload.ramp_reference import TABLE9
+
+        rows = {row.loss: row for row in TABLE9}
+        row = rows.get(config.target_loss)
+        if row is None:
+            raise ConfigError("target_loss", config.target_loss,
+                              f"shape_source=ramp_table9 needs one of Table 9's losses: {', '.join(map(str, rows))}")
+        layer = LayerShape(row.d_model, row.heads, config.seq_len, causal=config.causal)
+        budget = TrainingBudget(config.target_loss, config.seq_len, config.loss_gap)
+        return cls(budget, TransformerStack(layer, row.layers), False, row.global_batch, precision, name=config.name,
+                   tp_all_reduces=config.tp_all_reduces, table9_row=row)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, "megatron", MEGATRON_OPTIONS, ("none", "full"))
         parallel = with_legacy_checkpointing(parallel)
+        if self.table9_row is not None:
+            return self._build_table9(parallel, memory_bytes)
         if not self.from_loss:
             return self._build(self.stack, parallel, memory_bytes, None)
         first_error: InfeasibleError | None = None
@@ -142,7 +177,20 @@ class MegatronTransformer:
                aspect_ratio: float | None) -> Workload:
         workload = build_megatron_workload(self.name, TransformerModel(stack), self.budget, parallel, memory_bytes,
                                            global_batch=self.global_batch, precision=self.precision,
-                                           widen_heads=self.from_loss and self.widen_heads)
+                                           widen_heads=self.from_loss and self.widen_heads,
+                                           tp_all_reduces=self.tp_all_reduces)
         workload.plan["shape_source"] = "target_loss" if self.from_loss else "given"
         workload.plan["aspect_ratio"] = aspect_ratio if aspect_ratio else stack.layer.d_model / stack.layers
+        return workload
+
+    def _build_table9(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
+        """Table 9's row as printed: its shape, TP (MP level), DP, global batch and steps."""
+        row = self.table9_row
+        fixed = replace(parallel, tensor=row.mp, data=row.dp, micro_batch=row.global_batch // row.dp,
+                        max_gpus=max(parallel.max_gpus, row.gpus))
+        workload = build_megatron_workload(self.name, TransformerModel(self.stack), None, fixed, memory_bytes,
+                                           global_batch=row.global_batch, num_steps=int(row.steps),
+                                           precision=self.precision, tp_all_reduces=self.tp_all_reduces)
+        workload.plan.update({"shape_source": "ramp_table9", "target_loss": self.budget.loss,
+                              "aspect_ratio": self.stack.layer.d_model / self.stack.layers})
         return workload

@@ -37,7 +37,7 @@ from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
-from ddlsim.network.fabrics.ramp.placement import place_job
+from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
@@ -46,6 +46,10 @@ from ddlsim.registry import FABRICS
 from ddlsim.types import GroupLayout, NetworkCost
 
 POLICIES = ("paper", "greedy")
+# "transcoder": a step's transfers get the transceiver groups and rounds the transcoder finds
+# without subnet-wavelength contention. "ideal": only the nodes limit (x groups shared by a
+# node's peers), as the paper's estimator assumes ("ideal switching", RAMP 7.5).
+SWITCHING = ("transcoder", "ideal")
 # Owned by the process: a plan or a price depends on its key alone, and sweeps over line rates
 # (or latencies, or costs) on one structure share them.
 _PLANS = PROCESS_CACHES.memo("network.ramp_plans", maxsize=256)
@@ -71,6 +75,8 @@ class RampConfig:
     transceiver_cost_usd: float = 600.0
     coupler_cost_usd: float = 3000.0
     transceiver_power_w: float | None = None
+    switching: str = "transcoder"
+    placement: str = "contention_aware"
 
 
 @FABRICS.register("ramp", RampConfig, summary="RAMP optical network: 65,536 nodes x 12.8 Tbps, ns reconfiguration")
@@ -87,6 +93,8 @@ class RampFabric(Fabric):
     transceiver_policy: str = "paper"
     cost_model: RampCostModel = RampCostModel()
     name: str = "ramp"
+    switching: str = "transcoder"
+    placement: str = "contention_aware"
 
     @classmethod
     def from_config(cls, config: RampConfig) -> RampFabric:
@@ -95,6 +103,10 @@ class RampFabric(Fabric):
         transcoder.check_subnet_kind(config.subnet)
         if config.transceiver_policy not in POLICIES:
             raise ConfigError("transceiver_policy", config.transceiver_policy, f"must be one of {', '.join(POLICIES)}")
+        if config.switching not in SWITCHING:
+            raise ConfigError("switching", config.switching, f"must be one of {', '.join(SWITCHING)}")
+        if config.placement not in PLACEMENTS:
+            raise ConfigError("placement", config.placement, f"must be one of {', '.join(PLACEMENTS)}")
         if not 0 <= config.slot_overhead < 1:
             raise ConfigError("slot_overhead", config.slot_overhead, "must be in [0, 1)")
         power = config.transceiver_power_w
@@ -104,7 +116,7 @@ class RampFabric(Fabric):
         return cls(dims, config.subnet, units.parse_time_s(config.propagation, "propagation"),
                    units.parse_time_s(config.io_latency, "io_latency"),
                    units.parse_time_s(config.slot, "slot", allow_zero=False), config.slot_overhead,
-                   config.transceiver_policy, costs, config.name)
+                   config.transceiver_policy, costs, config.name, config.switching, config.placement)
 
     # -- structure ---------------------------------------------------------------------------
     @property
@@ -112,7 +124,13 @@ class RampFabric(Fabric):
         return self.dims.num_nodes
 
     def place(self, num_ranks: int) -> Placement:
-        return Placement(num_ranks, place_job(num_ranks, self.dims), key=("ramp", num_ranks))
+        shape = None
+        if self.placement == "contention_aware" and num_ranks <= self.num_nodes:
+            from ddlsim.network.fabrics.ramp.box_choice import cheapest_box
+
+            shape = cheapest_box(self, num_ranks)
+        return Placement(num_ranks, place_job(num_ranks, self.dims, self.placement, shape),
+                         key=("ramp", num_ranks, self.placement, self.switching))
 
     def supports_multicast(self) -> bool:
         return True
@@ -262,6 +280,8 @@ class RampFabric(Fabric):
         """(transceiver groups per transfer, rounds) the transcoder settles for these transfers."""
         if src.size == 0:
             return self.dims.x, 1
+        if self.switching == "ideal":
+            return node_bound_plan(self.dims.x, src, dst)
         key = (self.structure, content_key(src, dst))  # the plan depends on the structure, not on the line rate
         cached = _PLANS.get(key)
         if cached is not None:
@@ -296,6 +316,13 @@ class RampFabric(Fabric):
         else:
             keys = [pair + ld]
         return all(transcoder.all_distinct(key) for key in keys)
+
+
+def node_bound_plan(x: int, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:
+    """(groups per transfer, rounds) when only the nodes limit: the busiest node's x transceiver
+    groups shared by its transfers, in ceil(transfers / x) rounds."""
+    busiest = max(int(np.bincount(src).max()), int(np.bincount(dst).max()))
+    return max(1, x // busiest), max(1, math.ceil(busiest / x))
 
 
 def rampx_dims_of(fabric: Fabric) -> RampDims | None:

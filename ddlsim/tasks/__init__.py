@@ -9,5 +9,7 @@ from ddlsim.tasks import (
     profile,  # noqa: F401
     search,  # noqa: F401
     steps,  # noqa: F401
+    topoopt,  # noqa: F401
+    topoopt_cost,  # noqa: F401
     train,  # noqa: F401
 )

@@ -6,5 +6,6 @@ from ddlsim.report.references import (  # noqa: F401
     ramp_collectives,
     ramp_training,
     sipac,
+    topoopt,
     wrht,
 )

@@ -117,8 +117,8 @@ def topoopt_fig12_14(frame: pd.DataFrame, paper: PaperReference) -> list[Compari
     own = frame[frame["fabric"] == topoopt].set_index(["degree", "batch_per_gpu"])
     value = paper.value
 
-    def at(series: pd.Series, degree: int, batch: int) -> str:
-        return span(series.get((degree, batch)), suffix="") if (degree, batch) in series.index else "n/a"
+    def at(series: pd.Series, degree: int, batch: int, suffix: str = "") -> str:
+        return span(series.get((degree, batch)), suffix=suffix) if (degree, batch) in series.index else "n/a"
 
     def lengths(degree: int) -> str:
         chosen = own[own.index.get_level_values("degree") == degree]["mean_path_length"]
@@ -126,8 +126,8 @@ def topoopt_fig12_14(frame: pd.DataFrame, paper: PaperReference) -> list[Compari
 
     ratio = own["all_to_all_over_allreduce"]
     return [
-        stated(value("fat_tree_over_topoopt_b128"), at(_ratio(table, fat, topoopt), 4, 128)),
-        stated(value("topoopt_over_fat_tree_b2048"), at(_ratio(table, topoopt, fat), 4, 2048)),
+        stated(value("fat_tree_over_topoopt_b128"), at(_ratio(table, fat, topoopt), 4, 128, "x")),
+        stated(value("topoopt_over_fat_tree_b2048"), at(_ratio(table, topoopt, fat), 4, 2048, "x")),
         stated(value("all_to_all_over_allreduce_b2048"), at(ratio, 4, 2048)),
         stated(value("tax_d4_b64"), at(own["bandwidth_tax"], 4, 64)),
         stated(value("tax_d8_b64"), at(own["bandwidth_tax"], 8, 64)),

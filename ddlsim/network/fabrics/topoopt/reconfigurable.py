@@ -28,10 +28,10 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.cost import ocs_reconfig_cost
 from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import ocs_reconfig
-from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement, job_ranks

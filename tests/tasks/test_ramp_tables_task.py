@@ -27,3 +27,12 @@ def test_tables_rebuilt_beside_the_paper(tmp_path):
 def test_unknown_table_is_a_config_error():
     with pytest.raises(ConfigError, match="tables"):
         ddlsim.build_components(["experiment=ramp_tables_9_10", "hydra.mode=RUN", "task.tables=[table11]"])
+
+
+def test_cost_tables_reproduction(tmp_path):
+    result = reproduce("ramp_tables_3_4", tmp_path)
+    assert set(result.frame["table"]) == {"table3", "table4"}
+    side = pd.read_csv(tmp_path / "side_by_side.csv")
+    dcn = side[side["quantity"] == "Table 3: dcn_fat_tree (oversubscription 1) usd_per_gbps"]
+    assert dcn["paper"].astype(float).item() == pytest.approx(dcn["ddlsim"].astype(float).item(), rel=1e-3)
+    assert "RAMP Table 4 recomputed" in result.report.text

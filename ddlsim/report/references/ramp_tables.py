@@ -81,3 +81,49 @@ def ramp_tables_9_10(frame: pd.DataFrame, paper: PaperReference) -> list[Compari
         for column, text in agreement(part):
             rows.append(Comparison(f"{TITLES[table]}: {column}", "as printed", text, source))
     return rows
+
+
+# -- Tables 3 and 4 (network cost and power) -----------------------------------------------------
+
+COST_TABLES = {"table3": ("ramp_table3", "Table 3"), "table4": ("ramp_table4", "Table 4")}
+
+
+def _label(row: pd.Series) -> str:
+    return f"{row['system']} (oversubscription {row['oversubscription']:g})"
+
+
+def render_cost_tables(frame: pd.DataFrame) -> str:
+    parts = []
+    for table, (_, title) in COST_TABLES.items():
+        part = frame[frame["table"] == table].dropna(axis=1, how="all").drop(
+            columns=["table", "status", "job", "overrides"], errors="ignore")
+        parts.append(f"RAMP {title} recomputed (paper_<column>: as printed)\n"
+                     + part.to_string(index=False, float_format=lambda value: f"{value:.4g}"))
+    return "\n\n".join(parts)
+
+
+@register_reference("ramp_tables_3_4", tables=render_cost_tables)
+def ramp_tables_3_4(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
+    import math
+
+    papers = load_papers()
+    ramp = papers.table("ramp_table3_ramp")
+    printed_ramp = ramp.rows[0]
+    rows = []
+    for table, (source_name, title) in COST_TABLES.items():
+        source = papers.table(source_name).source
+        for _, row in frame[frame["table"] == table].iterrows():
+            for key in row.index:
+                if not key.startswith("paper_") or key[len("paper_"):] not in row.index:
+                    continue
+                printed, ours = row[key], row[key[len("paper_"):]]
+                if isinstance(printed, float) and math.isnan(printed):
+                    continue
+                rows.append(Comparison(f"{title}: {_label(row)} {key[len('paper_'):]}", f"{printed:.4g}",
+                                       f"{ours:.4g}", source))
+    for _, row in frame[(frame["table"] == "table3") & frame["system"].str.startswith("ramp")].iterrows():
+        end = "low" if "$600" in row["system"] else "high"
+        for column in ("total_busd", "usd_per_gbps", "transceiver_share"):
+            rows.append(Comparison(f"Table 3: {row['system']} {column}", f"{printed_ramp[f'{column}_{end}']:.4g}",
+                                   f"{row[column]:.4g}", ramp.source))
+    return rows

@@ -77,7 +77,7 @@ def fig10_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 # -- Fig. 11 -------------------------------------------------------------------------------------
 
 @register_reference("topoopt_fig11", figures=lambda frame, directory: fig11_figures(frame, directory),
-                    tables=lambda frame: fig11_table(frame))
+                    tables=lambda frame: fig11_table(frame), summary=False)
 def topoopt_fig11(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     frame = frame.assign(short=_model_of(frame))
     table = _pivot(frame, ["short", "link_bandwidth_bps"], "iteration_time_s")
@@ -110,7 +110,7 @@ def fig11_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 # -- Figs. 12-14 ---------------------------------------------------------------------------------
 
 @register_reference("topoopt_fig12_14", figures=lambda frame, directory: fig12_14_figures(frame, directory),
-                    tables=lambda frame: fig12_14_table(frame))
+                    tables=lambda frame: fig12_14_table(frame), summary=False)
 def topoopt_fig12_14(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     table = _pivot(frame, ["degree", "batch_per_gpu"], "iteration_time_s")
     topoopt, fat = _system(paper, "topoopt"), _system(paper, "fat_tree")
@@ -163,7 +163,7 @@ def fig12_14_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 # -- Fig. 17 -------------------------------------------------------------------------------------
 
 @register_reference("topoopt_fig17", figures=lambda frame, directory: fig17_figures(frame, directory),
-                    tables=lambda frame: fig17_table(frame))
+                    tables=lambda frame: fig17_table(frame), summary=False)
 def topoopt_fig17(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     frame = frame.assign(short=_model_of(frame))
     table = _pivot(frame, ["short", "swept_reconfiguration_s"], "iteration_time_s")

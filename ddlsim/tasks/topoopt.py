@@ -25,6 +25,7 @@ from omegaconf import OmegaConf
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.topoopt.baselines import FIG11_SYSTEMS, TOPOOPT
 from ddlsim.registry import ALGORITHMS, TASKS
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
@@ -36,9 +37,7 @@ class TopoOptTaskConfig:
     """`reconfiguration` '' takes each reconfiguring system's own latency (10 ms OCS, 25 us SiP-ML)."""
 
     name: str = "topoopt"
-    systems: list[str] = field(default_factory=lambda: ["topoopt", "topoopt_ideal", "topoopt_fat_tree",
-                                                        "topoopt_fat_tree_oversub", "expander", "ocs_reconfig",
-                                                        "sipml"])
+    systems: list[str] = field(default_factory=lambda: list(FIG11_SYSTEMS))
     degree: int = 4
     link_bandwidth: str = "100Gbps"
     gpus_per_server: int = 4
@@ -144,7 +143,7 @@ class TopoOptTask:
         row: Row = {"iteration_time_s": result.iteration.iteration_time_s,
                     "compute_time_s": result.iteration.compute_time_s,
                     "reconfiguration_s": 0.0, "reconfigurations": 0}
-        if system == "topoopt":
+        if system == TOPOOPT:
             row.update(_traffic_columns(plan, traffic))
         return row
 
@@ -156,7 +155,7 @@ class TopoOptTask:
         policy, gpus_per_node = reconfig_policy(system, setting, reconfiguration_s=self.reconfiguration_s,
                                                 period_s=self.measurement_period_s)
         # The time spent off the circuits, priced with the TopoOpt system's algorithm.
-        off_algorithm = self.algorithm_for("topoopt", algorithm)[0]
+        off_algorithm = self.algorithm_for(TOPOOPT, algorithm)[0]
         off_circuits = network_timer(off_circuit_fabric(setting, gpus_per_node), off_algorithm, reduction)
         phases = iteration_phases(workload, compute, gpus_per_node, lambda call: off_circuits(call).time_s)
         result = simulate_reconfiguring(phases, workload.num_ranks // gpus_per_node, policy, self.iterations)

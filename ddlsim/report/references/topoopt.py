@@ -43,6 +43,11 @@ def _model_of(frame: pd.DataFrame) -> pd.Series:
     return frame["model"].str.replace("topoopt_", "", regex=False)
 
 
+def _topology_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the system on TopologyFinder's topology: those with a bandwidth tax."""
+    return frame[frame["bandwidth_tax"].notna()] if "bandwidth_tax" in frame else frame.iloc[0:0]
+
+
 # -- Fig. 10 -------------------------------------------------------------------------------------
 
 @register_reference("topoopt_fig10", figures=lambda frame, directory: fig10_figures(frame, directory),
@@ -139,7 +144,7 @@ def topoopt_fig12_14(frame: pd.DataFrame, paper: PaperReference) -> list[Compari
 
 def fig12_14_table(frame: pd.DataFrame) -> str:
     table = _pivot(frame, ["degree", "batch_per_gpu"], "iteration_time_s") * 1e3
-    own = frame[frame["fabric"] == "topoopt"][["degree", "batch_per_gpu", "all_to_all_over_allreduce",
+    own = _topology_rows(frame)[["degree", "batch_per_gpu", "all_to_all_over_allreduce",
                                                 "bandwidth_tax", "mp_bandwidth_tax", "mean_path_length"]]
     return ("Fig. 12: DLRM, 128 tables, B = 100 Gb/s, iteration time (ms)\n" + table.round(1).to_string()
             + "\n\nFigs. 13-14 (TopoOpt):\n" + own.round(3).to_string(index=False))
@@ -153,7 +158,7 @@ def fig12_14_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                        Quantity("iteration_time_s", "iteration time", "time_s"), "fabric", directory, "fig12",
                        legend_title="interconnect",
                        title="TopoOpt Fig. 12 reproduced (ddlsim): DLRM, 128 tables on 128 servers")
-    own = frame[frame["fabric"] == "topoopt"]
+    own = _topology_rows(frame)
     own = own.assign(d=own["degree"].map(lambda degree: f"d = {degree}"))
     chart = [Panel(own, "Fig. 13: bandwidth tax", y=Quantity("bandwidth_tax", "bandwidth tax")),
              Panel(own, "Fig. 14: path length", y=Quantity("mean_path_length", "mean path length (hops)"))]

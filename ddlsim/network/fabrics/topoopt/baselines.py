@@ -30,9 +30,11 @@ from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy
 from ddlsim.network.fabrics.topoopt.fabric import TopoOptFabric
 from ddlsim.network.fabrics.topoopt.topology_finder import TopologyPlan
 
-STATIC = ("topoopt", "topoopt_ideal", "topoopt_fat_tree", "topoopt_fat_tree_oversub", "expander")
+TOPOOPT = "topoopt"  # the system built on TopologyFinder's topology for the job's traffic
+STATIC = (TOPOOPT, "topoopt_ideal", "topoopt_fat_tree", "topoopt_fat_tree_oversub", "expander")
 RECONFIGURING = ("ocs_reconfig", "ocs_reconfig_nofw", "sipml")
 SYSTEMS = STATIC + RECONFIGURING
+FIG11_SYSTEMS = STATIC + ("ocs_reconfig", "sipml")  # the seven interconnects of Fig. 11
 UNBOUNDED_BPS = 1e21  # links that never limit: what is left is the time spent off the circuits
 
 
@@ -65,7 +67,7 @@ def static_fabric(system: str, setting: Setting, plan: TopologyPlan | None = Non
 
     b = setting.link_bandwidth_bps
     per_gpu = f"{setting.degree * b / units.GIGA / setting.gpus_per_server:g}Gbps"
-    if system == "topoopt":
+    if system == TOPOOPT:
         if plan is None:
             raise ConfigError("systems", system, "needs the TopologyFinder plan of the job's traffic")
         return TopoOptFabric.for_plan(plan, b, gpus_per_server=setting.gpus_per_server)

@@ -4,7 +4,8 @@ For one degree d and link bandwidth B (``task.degree``, ``task.link_bandwidth``)
 iteration (TopoOpt List 1, ``model=topoopt_*``) is priced on each of ``task.systems``
 (`ddlsim.network.fabrics.topoopt.baselines`): TopoOpt on the topology TopologyFinder makes for
 the model's traffic, the Ideal Switch, the cost-equivalent and the 2:1 oversubscribed
-fat-trees and the expander through `ddlsim.training.simulate_training`, with the ``collective``
+fat-trees and the expander through `ddlsim.training.simulate_training` (the ``training`` group's
+settings: no overlap by default, as Sec. 5.1), with the ``collective``
 group's algorithm (TopoOpt Sec. 5.1: ring AllReduce, direct all-to-all, the ``per_op`` option
 ``collective=topoopt_sec5``; ``task.collectives`` gives one system its own); OCS-reconfig and SiP-ML
 through the training room's reconfiguring iteration (`ddlsim.training.reconfiguration`).
@@ -95,6 +96,7 @@ class TopoOptTask:
         from ddlsim.network.fabrics.topoopt.demand import server_traffic
         from ddlsim.network.fabrics.topoopt.topology_finder import topology_finder
         from ddlsim.training.run import compute_timer, reduction_model
+        from ddlsim.training.settings import training_settings
 
         if getattr(components.model, "name", "") != "topoopt":
             raise ConfigError("model", config_label(components.config, "model"),
@@ -122,16 +124,18 @@ class TopoOptTask:
             algorithm, label = self.algorithm_for(system, components.algorithm,
                                                   algorithm_label(components.config.collective))
             row: Row = {**labels, "fabric": system, "algorithm": label, "status": "ok"}
-            row.update(self._system_numbers(system, setting, plan, traffic, workload, algorithm, reduction, compute))
+            row.update(self._system_numbers(system, setting, plan, traffic, workload, algorithm, reduction, compute,
+                                            training_settings(components.config.get("training"))))
             rows.append(row)
         summary = "\n".join(f"{row['model']} on {row['fabric']} (d = {self.degree}, "
                             f"B = {self.link_bandwidth_bps / units.GIGA:g} Gb/s): iteration "
                             f"{format_duration(row['iteration_time_s'])}" for row in rows)
         return TaskResult(rows=rows, summary=summary)
 
-    def _system_numbers(self, system, setting, plan, traffic, workload, algorithm, reduction, compute) -> Row:
+    def _system_numbers(self, system, setting, plan, traffic, workload, algorithm, reduction, compute,
+                        settings) -> Row:
         from ddlsim.network.fabrics.topoopt.baselines import RECONFIGURING, static_fabric
-        from ddlsim.training import TrainingSettings, simulate_training
+        from ddlsim.training import simulate_training
         from ddlsim.training.pricing import Pricer
         from ddlsim.training.run import network_timer
 
@@ -139,7 +143,7 @@ class TopoOptTask:
             return self._reconfiguring(system, setting, workload, algorithm, reduction, compute)
         fabric = static_fabric(system, setting, plan)
         pricer = Pricer(network_timer(fabric, algorithm, reduction), compute)
-        result = simulate_training(workload, pricer, TrainingSettings(), fabric=fabric)
+        result = simulate_training(workload, pricer, settings, fabric=fabric)
         row: Row = {"iteration_time_s": result.iteration.iteration_time_s,
                     "compute_time_s": result.iteration.compute_time_s,
                     "reconfiguration_s": 0.0, "reconfigurations": 0}

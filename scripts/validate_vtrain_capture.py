@@ -31,9 +31,8 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
 
-import validate_vtrain as analytic  # noqa: E402
+from ddlsim.validation import vtrain as analytic  # noqa: E402
 
 RECORDS_PER_LAYER_AND_MICRO_BATCH = 95  # measured: forward, recompute, backward and their collectives
 

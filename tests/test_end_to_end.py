@@ -5,28 +5,22 @@ A difference means the default experiment's numbers changed: if that was intende
 the file and say why in the commit.
 """
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from ddlsim.golden import run_default_experiment
+
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "default_experiment.csv"
-
-
-def _regenerate_module():
-    spec = importlib.util.spec_from_file_location("regenerate_golden", ROOT / "scripts" / "regenerate_golden.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("default")
-    return _regenerate_module().run_default_experiment(workdir)
+    return run_default_experiment(workdir)
 
 
 def test_default_experiment_matches_the_golden_csv_byte_for_byte(default_run):

@@ -52,7 +52,8 @@ def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSett
     paths = write_results(frame, directory) if write_tables else []
     reference = get_reference(settings.reference) if settings.reference else None
     # A reference with tables of its own says what the rows mean better than a dump of them.
-    own_tables = reference is not None and reference.tables is not None and table_kind(frame) is None
+    own_tables = reference is not None and reference.tables is not None and (
+        table_kind(frame) is None or not reference.summary)
     parts = [] if own_tables else [summary_text(frame, settings)]
     if reference is not None:
         if reference.tables is not None:

@@ -64,6 +64,7 @@ class Reference:
     figures: Figures | None = None
     tables: Tables | None = None
     aliases: tuple[str, ...] = ()
+    summary: bool = True  # False: its tables replace the automatic summary of the rows
 
 
 REFERENCES: dict[str, Reference] = {}
@@ -71,11 +72,12 @@ ALIASES: dict[str, str] = {}
 
 
 def register_reference(name: str, *, aliases: Iterable[str] = (), figures: Figures | None = None,
-                       tables: Tables | None = None) -> Callable[[Compare], Compare]:
-    """Register `compare` as the side-by-side of experiment `name` (the data file's reference `name`)."""
+                       tables: Tables | None = None, summary: bool = True) -> Callable[[Compare], Compare]:
+    """Register `compare` as the side-by-side of experiment `name` (the data file's reference `name`);
+    ``summary=False`` leaves out the automatic summary of the rows (the reference's tables say more)."""
 
     def decorator(compare: Compare) -> Compare:
-        REFERENCES[name] = Reference(name, compare, figures, tables, tuple(aliases))
+        REFERENCES[name] = Reference(name, compare, figures, tables, tuple(aliases), summary)
         for alias in aliases:
             ALIASES[alias] = name
         return compare

@@ -7,7 +7,11 @@ from ddlsim.tasks import (
     packet,  # noqa: F401
     pattern,  # noqa: F401
     profile,  # noqa: F401
+    ramp_cost_tables,  # noqa: F401
+    ramp_tables,  # noqa: F401
     search,  # noqa: F401
     steps,  # noqa: F401
+    topoopt,  # noqa: F401
+    topoopt_cost,  # noqa: F401
     train,  # noqa: F401
 )

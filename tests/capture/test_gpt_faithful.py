@@ -8,19 +8,14 @@ Small shapes run by default; one measured multi-node vTrain configuration runs w
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 import ddlsim
 from ddlsim.capture.compare import analytic_calls, call_table, captured_calls
 from ddlsim.capture.simulation import simulate_program
 from ddlsim.network.api import make_fabric
+from ddlsim.validation import vtrain as analytic
 from examples.megatron_gpt import make_build
-from tests.capture.conftest import REPO
-
-sys.path.insert(0, str(REPO / "scripts"))
-import validate_vtrain as analytic  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,19 +1,11 @@
-"""scripts/fit_roofline.py: recovers known factors, and never fits on the shapes it reports."""
+"""ddlsim.compute.fit_roofline: recovers known factors, and never fits on the shapes it reports."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from ddlsim.compute import fit_roofline
 from ddlsim.compute.profile_file import ProfileRow
 from ddlsim.types import Phase, ShardSignature
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_roofline.py"
-spec = importlib.util.spec_from_file_location("fit_roofline", SCRIPT)
-fit_roofline = importlib.util.module_from_spec(spec)
-sys.modules.setdefault("fit_roofline", fit_roofline)  # dataclasses look their module up there
-spec.loader.exec_module(fit_roofline)
 
 
 def synthetic_rows(device, flop_efficiency, memory_efficiency, overhead_s):

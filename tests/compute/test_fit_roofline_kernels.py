@@ -1,22 +1,14 @@
-"""scripts/fit_roofline.py --kernels: recovers the kernel roofline's constants from GPU-time rows."""
+"""ddlsim.compute.fit_roofline --kernels: recovers the kernel roofline's constants from GPU-time rows."""
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from ddlsim.compute import fit_roofline
 from ddlsim.compute.kernel_roofline import KernelEfficiency, kernels_time_s
 from ddlsim.compute.profile_file import ProfileRow
 from ddlsim.types import Phase, ShardSignature
 from ddlsim.workload.gpt_kernels import kernels_for
 from ddlsim.workload.transformer_layer import LayerShape
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fit_roofline.py"
-spec = importlib.util.spec_from_file_location("fit_roofline", SCRIPT)
-fit_roofline = importlib.util.module_from_spec(spec)
-sys.modules.setdefault("fit_roofline", fit_roofline)
-spec.loader.exec_module(fit_roofline)
 
 
 def synthetic_rows(device, truth: KernelEfficiency):

@@ -1,25 +1,21 @@
-"""The RAMP Fig. 21 (electrical half) script runs and writes its CSV and plot."""
+"""RAMP Fig. 21, electrical half (`ddlsim experiment=ramp_fig21`, scripts/ramp_fig21_electrical.py):
+rows, figure and RAMP 8.4's ordering of the electrical strategies at the largest scale."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ramp_fig21_electrical.py"
+from ddlsim.reproduce import reproduce
 
 
-def test_fig21_script_writes_csv_and_plot(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("ramp_fig21_electrical", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    frame = module.main(["--out", str(tmp_path), "--quick"])
-    written = pd.read_csv(tmp_path / "fig21_electrical.csv")
-    assert (tmp_path / "fig21_electrical.png").stat().st_size > 10_000
-    assert len(written) == len(frame) == 4 * 4 * 3
-    top = written[written.num_gpus == written.num_gpus.max()]
+def test_fig21_reproduction_orders_the_electrical_strategies(tmp_path):
+    result = reproduce("ramp_fig21", tmp_path, ["task.sizes=[1MB,1GB]", "task.num_ranks=[16,1024,65536]"])
+    written = pd.read_csv(tmp_path / "results.csv")
+    assert len(written) == len(result.frame) == 2 * 3 * 4
+    assert any(path.suffix == ".png" for path in result.report.paths)
+    top = written[written.num_ranks == written.num_ranks.max()]
     for size in top.size_bytes.unique():
-        at_size = top[top.size_bytes == size].set_index("algorithm").time_s
-        assert at_size["ring"] > at_size["torus2d"] >= at_size["hierarchical"]
-    assert "RAMP 8.4 statements" in capsys.readouterr().out
+        at_size = top[top.size_bytes == size].groupby("algorithm").time_s.min()
+        torus = at_size.filter(like="torus2d").min()
+        assert at_size["ring"] > torus >= at_size["hierarchical"]
+    assert "side by side with the paper" in result.report.text

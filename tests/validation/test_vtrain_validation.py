@@ -1,11 +1,10 @@
-"""scripts/validate_vtrain.py against the measured A100 runs, and its split and CLI on synthetic rows.
+"""ddlsim.validation.vtrain against the measured A100 runs, and its split and CLI on synthetic rows.
 
 The accuracy test needs ../shared/validation/vtrain (beside the repository) and skips cleanly
 without it. Its bounds are the errors the committed model reached (docs/validation.md) plus a
 small margin for floating-point noise, so that a later change cannot silently make them worse.
 """
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -13,13 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from ddlsim.validation import vtrain as validate
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "validate_vtrain.py"
 DATA = REPO.parent / "shared" / "validation" / "vtrain"
-spec = importlib.util.spec_from_file_location("validate_vtrain", SCRIPT)
-validate = importlib.util.module_from_spec(spec)
-sys.modules.setdefault("validate_vtrain", validate)
-spec.loader.exec_module(validate)
 
 HELD_OUT_MULTI_NODE_MAPE = 9.54  # reached with the shipped constants: see docs/validation.md
 FITTED_SINGLE_NODE_MAPE = 7.72  # the single-node file the constants were fitted on

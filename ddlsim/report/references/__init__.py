@@ -4,7 +4,9 @@
 from ddlsim.report.references import (  # noqa: F401
     opsquare,
     ramp_collectives,
+    ramp_tables,
     ramp_training,
     sipac,
+    topoopt,
     wrht,
 )

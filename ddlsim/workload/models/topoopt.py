@@ -47,7 +47,8 @@ BERT = TransformerStack(LayerShape(1024, 16, 64), 12)
 
 @dataclass
 class TopoOptModelConfig:
-    """One model of TopoOpt List 1 (Sec. 5.3 sizes); `batch_per_gpu` 0 takes List 1's."""
+    """One model of TopoOpt List 1 (Sec. 5.3 sizes); `batch_per_gpu` 0 takes List 1's; `num_tables`
+    0 takes List 1's 64 DLRM tables (Sec. 5.4 uses 128, one per server)."""
 
     name: str = "topoopt"
     model: str = "resnet50"
@@ -55,6 +56,7 @@ class TopoOptModelConfig:
     gpus_per_server: int = 4
     batch_per_gpu: int = 0
     precision: str = "fp32"
+    num_tables: int = 0
 
 
 @MODELS.register("topoopt", TopoOptModelConfig)
@@ -67,6 +69,7 @@ class TopoOptModel:
     batch: int
     precision: Precision
     name: str = "topoopt"
+    num_tables: int = 0
 
     @classmethod
     def from_config(cls, config: TopoOptModelConfig) -> TopoOptModel:
@@ -77,9 +80,12 @@ class TopoOptModel:
                 raise ConfigError(key, getattr(config, key), "must be >= 1")
         if config.batch_per_gpu < 0:
             raise ConfigError("batch_per_gpu", config.batch_per_gpu, "must be >= 0 (0 takes List 1's)")
+        if config.num_tables < 0 or (config.num_tables and config.model != "dlrm"):
+            raise ConfigError("num_tables", config.num_tables, "must be >= 0, and set only for model=dlrm")
         precision = parse_precision(config.precision)
         batch = config.batch_per_gpu or BATCH_PER_GPU[config.model]
-        return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name)
+        return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name,
+                   config.num_tables)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, f"topoopt ({self.model})", ("data", "gpus", "micro_batch", "tensor"))
@@ -99,7 +105,8 @@ class TopoOptModel:
                                   f"{parallel.max_gpus}")
         name = f"topoopt:{self.model}"
         if self.model == "dlrm":
-            plan = partition_dlrm(DLRM, self.num_gpus, memory_bytes, local_batch=self.batch, sharding="table_wise",
+            shape = replace(DLRM, num_tables=self.num_tables) if self.num_tables else DLRM
+            plan = partition_dlrm(shape, self.num_gpus, memory_bytes, local_batch=self.batch, sharding="table_wise",
                                   value_bytes=self.precision.bytes_per_element)
             fields = {**dlrm_plan_fields(plan), "precision": self.precision.value}
             return Workload(name, self.num_gpus, dlrm_blocks(plan, self.precision), plan.global_batch, 0, fields)

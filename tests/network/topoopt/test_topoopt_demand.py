@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ddlsim.network.fabrics.topoopt.demand import call_pairs, server_layout, server_traffic
-from ddlsim.network.fabrics.topoopt.reconfig_sim import workload_phases
+from ddlsim.training.reconfiguration import iteration_phases as workload_phases
 from ddlsim.types import (
     CollectiveCall,
     CollectiveOp,

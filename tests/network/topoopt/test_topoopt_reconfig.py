@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import allocate_circuits, connect_circuits, ocs_reconfig
-from ddlsim.network.fabrics.topoopt.reconfig_sim import Phase, ReconfigPolicy, simulate_reconfigurable
+from ddlsim.training.reconfiguration import ReconfigPhase as Phase
+from ddlsim.training.reconfiguration import simulate_reconfiguring as simulate_reconfigurable
 
 GBPS = 1e9
 

@@ -1,51 +1,38 @@
-"""The WRHT reproduction scripts run and write their tables, CSV files and plots."""
+"""The WRHT reproductions (`ddlsim experiment=wrht_*`, which scripts/wrht_*.py run) report the
+paper's step counts, Section 4's optical budget, and their figures."""
 
 from __future__ import annotations
-
-import importlib.util
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
+from ddlsim.network.fabrics.optical_ring.section4 import budget_rows
+from ddlsim.reproduce import reproduce
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_table1_script(tmp_path, capsys):
-    assert _load("wrht_table1").main(["--out", str(tmp_path)]) == 0
-    table = pd.read_csv(tmp_path / "table1.csv").set_index("algorithm")
-    assert (table.formula_steps == table.paper_steps).all()
-    assert table.loc["Ring", "ours_steps"] == 2046 and table.loc["BT", "ours_steps"] == 20
-    assert table.loc["WRHT (m=129)", "ours_steps"] == 3 and table.loc["H-Ring (m=5)", "ours_steps"] == 416
-    budget = pd.read_csv(tmp_path / "optical_budget.csv")
-    assert budget.loc[budget.N == 1024, "m_prime"].item() == "76"
-    assert (tmp_path / "table1.png").stat().st_size > 5_000
-    assert "Table 1" in capsys.readouterr().out
+def test_table1_reproduction(tmp_path):
+    result = reproduce("wrht_table1", tmp_path)
+    steps = result.frame[result.frame.num_ranks == 1024].set_index("algorithm").num_steps
+    assert steps["ring"] == 2046 and steps["binomial_tree"] == 20 and steps["hring"] == 416
+    assert steps.filter(like="wrht").item() == 3
+    side = pd.read_csv(tmp_path / "side_by_side.csv")
+    assert "WRHT 4.2, Table 1" in set(side.source)
+    assert (tmp_path / "figures" / "table1.png").stat().st_size > 5_000
+    budget = {row["N"]: row["m_prime"] for row in budget_rows()}
+    assert budget[1024] == 76
 
 
 @pytest.mark.slow
-def test_fig5_6_script(tmp_path):
-    assert _load("wrht_fig5_6").main(["--out", str(tmp_path)]) == 0
-    claims = pd.read_csv(tmp_path / "comparison.csv")
-    assert len(claims) == 7
-    results = pd.read_csv(tmp_path / "results.csv")
-    fig5 = results[(results.figure == "fig5") & (results.algorithm == "wrht")]
-    assert fig5.groupby("wavelengths").num_steps.first().to_dict() == {4: 7, 16: 4, 64: 3, 256: 3}
-    for stem in ("fig4", "fig5", "fig6"):
-        assert (tmp_path / f"{stem}.png").stat().st_size > 10_000
+def test_fig5_reproduction(tmp_path):
+    result = reproduce("wrht_fig5", tmp_path)
+    wrht = result.frame[result.frame.algorithm.str.startswith("wrht")]
+    assert wrht.groupby("wavelengths").num_steps.first().to_dict() == {4: 7, 16: 4, 64: 3, 256: 3}
+    assert any(path.suffix == ".png" for path in result.report.paths)
 
 
 @pytest.mark.slow
-def test_fig7_script(tmp_path):
-    assert _load("wrht_fig7").main(["--out", str(tmp_path)]) == 0
-    results = pd.read_csv(tmp_path / "results.csv")
-    assert set(results.series) == {"E-Ring", "E-RD", "O-Ring", "WRHT"}
-    assert len(results) == 4 * 4 * 4
-    assert (tmp_path / "fig7.png").stat().st_size > 10_000
+def test_fig7_reproduction(tmp_path):
+    result = reproduce("wrht_fig7", tmp_path)
+    assert set(result.frame.fabric) >= {"wrht_fattree", "optical_ring"}
+    assert len(result.frame) == 2 * 2 * 4 * 4
+    assert any(path.suffix == ".png" for path in result.report.paths)

@@ -14,8 +14,9 @@ differs from the previous step's pays one reconfiguration (`setup_time_s`), repe
 same step reuse the circuits, and a multi-round SiP-ML step pays its extra rounds' reconfigurations
 in its latency (one more per repetition than strictly needed when its last round's circuits are
 not its first's). This is the paper's policy where the demand is known at once; the 50 ms
-measurement cycle of OCS-reconfig within a training iteration is modelled by
-`reconfig_sim.simulate_reconfigurable`, which the Fig. 11 and 17 scripts use.
+measurement cycle of OCS-reconfig within a training iteration is modelled by the training room
+(`ddlsim.training.reconfiguration`, ``task=topoopt`` with the ``ocs_reconfig`` system), which
+prices the circuits with `circuits.Circuits`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ import numpy as np
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
+from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.cost import ocs_reconfig_cost
 from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import ocs_reconfig
-from ddlsim.network.fabrics.topoopt.reconfig_sim import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement, job_ranks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Any
 
@@ -13,6 +14,7 @@ from torch._subclasses.fake_tensor import (
 
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # ddlsim's own frames
 NO_FAKE_TEXTS = ("no fake impl", "there was no fake impl or Meta kernel")
 
 
@@ -46,7 +48,8 @@ def build_error(error: BaseException) -> DdlsimError:
                            "is not supported by torch; create them in the dtype you want (dtype= arguments, or "
                            "torch.set_default_dtype around the constructor)")
     frames = traceback.extract_tb(error.__traceback__)
-    user = [frame for frame in frames if "site-packages" not in frame.filename and "/ddlsim/" not in frame.filename]
+    user = [frame for frame in frames if "site-packages" not in frame.filename
+            and not frame.filename.startswith(PACKAGE_DIR)]
     where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return ConfigError("build", type(error).__name__,

@@ -101,6 +101,8 @@ NOT_A_FABRIC_TABLE = {
     ("network/costs/tables.py", "ramp"): "RAMP Table 4's row label",
     ("network/api.py", "ideal"): "the public API's default fabric argument",
     ("capture/simulation.py", "ideal"): "the public API's default fabric argument",
+    ("tasks/topoopt.py", "topoopt"): "the registered name of task=topoopt (TopoOpt's Sec. 5.1 systems)",
+    ("validation/vtrain.py", "vtrain_a100"): "the measured cluster the validation reproduces (its fabric config)",
 }
 
 

@@ -25,6 +25,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import ocs_reconfig
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology
@@ -114,7 +115,7 @@ def _link_arrays(links: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
     return np.repeat(src, counts), np.repeat(dst, counts), "circuit"
 
 
-_ROUNDS: dict[tuple, tuple[np.ndarray, float, int, np.ndarray]] = {}
+_ROUNDS = PROCESS_CACHES.memo("network.topoopt_rounds", maxsize=256)
 
 
 def on_demand_rounds(policy: ReconfigPolicy, shape: np.ndarray) -> tuple[np.ndarray, float, int, np.ndarray]:
@@ -122,8 +123,9 @@ def on_demand_rounds(policy: ReconfigPolicy, shape: np.ndarray) -> tuple[np.ndar
     of an on-demand phase whose demand, normalised to a maximum of 1, is `shape`."""
     digest = hashlib.blake2b(np.ascontiguousarray(shape).tobytes(), digest_size=16).hexdigest()
     key = (policy.degree, policy.forwarding, policy.discount, shape.shape, digest)
-    if key in _ROUNDS:
-        return _ROUNDS[key]
+    cached = _ROUNDS.get(key)
+    if cached is not None:
+        return cached
     unit = replace(policy, link_bandwidth_bps=1.0)
     plan = lambda demand: plan_circuits(unit, demand)  # noqa: E731
     remaining = shape.copy()
@@ -140,7 +142,4 @@ def on_demand_rounds(policy: ReconfigPolicy, shape: np.ndarray) -> tuple[np.ndar
             if not np.array_equal(links, circuits.links):
                 later += 1
                 circuits = Circuits(unit, links)
-    if len(_ROUNDS) > 256:
-        _ROUNDS.clear()
-    _ROUNDS[key] = (first, seconds, later, circuits.links)
-    return _ROUNDS[key]
+    return _ROUNDS.put(key, (first, seconds, later, circuits.links))

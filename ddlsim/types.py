@@ -30,6 +30,14 @@ class CollectiveOp(StrEnum):
     BARRIER = "barrier"
     SEND_RECV = "send_recv"
 
+    @classmethod
+    def from_config(cls, value: str, key: str) -> CollectiveOp:
+        """The op named `value`, or a `ConfigError` on `key` listing the ops."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ConfigError(key, value, f"unknown op; choose from {', '.join(op.value for op in cls)}") from None
+
     @property
     def is_rooted(self) -> bool:
         """True for ops with a distinguished root rank (or a sender, for send/recv)."""

@@ -24,6 +24,7 @@ from omegaconf import OmegaConf
 
 from ddlsim.errors import ConfigError
 from ddlsim.registry import ALGORITHMS, FABRICS
+from ddlsim.types import CollectiveOp
 
 
 def _plain(node: Any) -> Any:
@@ -64,6 +65,19 @@ class Choice:
 
     algorithm: Any
     label: str
+
+
+def parse_ops(names: Sequence[str], key: str = "ops") -> tuple[CollectiveOp, ...]:
+    """A task's list of ops: at least one, each a known op."""
+    ops = tuple(CollectiveOp.from_config(name, key) for name in names)
+    if not ops:
+        raise ConfigError(key, [], "must list at least one op")
+    return ops
+
+
+def check_rank_counts(num_ranks: Sequence[int], key: str = "num_ranks") -> None:
+    if not num_ranks or any(ranks < 1 for ranks in num_ranks):
+        raise ConfigError(key, list(num_ranks), "must list rank counts >= 1")
 
 
 def build_choices(nodes: Sequence[Any], key: str) -> tuple[Choice, ...]:

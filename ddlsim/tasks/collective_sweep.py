@@ -34,7 +34,7 @@ from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.registry import TASKS
 from ddlsim.report.table import quantity_table
-from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, choices_for
+from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, check_rank_counts, choices_for, parse_ops
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.tasks.fabric_variants import check_bandwidth_keys, fabric_node, parse_bandwidths, with_node_bandwidth
 from ddlsim.types import CollectiveOp, GroupLayout, Precision
@@ -98,17 +98,8 @@ class CollectiveSweepTask:
     def from_config(cls, config: CollectiveTaskConfig) -> CollectiveSweepTask:
         if not config.sizes and not config.gradients_of:
             raise ConfigError("sizes", list(config.sizes), "must list at least one size")
-        if not config.num_ranks or any(ranks < 1 for ranks in config.num_ranks):
-            raise ConfigError("num_ranks", list(config.num_ranks), "must list rank counts >= 1")
-        ops = []
-        for op in config.ops:
-            try:
-                ops.append(CollectiveOp(op))
-            except ValueError:
-                raise ConfigError("ops", op, f"unknown op; choose from {', '.join(o.value for o in CollectiveOp)}"
-                                  ) from None
-        if not ops:
-            raise ConfigError("ops", [], "must list at least one op")
+        check_rank_counts(config.num_ranks)
+        ops = parse_ops(config.ops)
         if config.stride < 1:
             raise ConfigError("stride", config.stride, "must be >= 1")
         if config.root < 0:
@@ -123,7 +114,7 @@ class CollectiveSweepTask:
         bandwidths = parse_bandwidths(config.node_bandwidths, "node_bandwidths")
         if bandwidths and not keys:
             raise ConfigError("bandwidth_keys", {}, "must say which keys of each fabric carry node_bandwidths")
-        return cls(tuple(ops), sizes, tuple(config.num_ranks), build_choices(config.algorithms, "algorithms"),
+        return cls(ops, sizes, tuple(config.num_ranks), build_choices(config.algorithms, "algorithms"),
                    config.stride, config.root, precision, config.progress,
                    tuple(build_per_fabric(config.collectives).items()), bandwidths,
                    tuple((kind, tuple(shares.items())) for kind, shares in keys.items()), size_names,

@@ -17,7 +17,7 @@ from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import TASKS
 from ddlsim.report.table import format_table
-from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, choices_for
+from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, check_rank_counts, choices_for, parse_ops
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.types import CollectiveOp
 
@@ -48,18 +48,9 @@ class StepsTask:
 
     @classmethod
     def from_config(cls, config: StepsTaskConfig) -> StepsTask:
-        ops = []
-        for op in config.ops:
-            try:
-                ops.append(CollectiveOp(op))
-            except ValueError:
-                raise ConfigError("ops", op, f"unknown op; choose from {', '.join(o.value for o in CollectiveOp)}"
-                                  ) from None
-        if not ops:
-            raise ConfigError("ops", [], "must list at least one op")
-        if not config.num_ranks or any(ranks < 1 for ranks in config.num_ranks):
-            raise ConfigError("num_ranks", list(config.num_ranks), "must list rank counts >= 1")
-        return cls(tuple(ops), tuple(config.num_ranks), build_choices(config.algorithms, "algorithms"),
+        ops = parse_ops(config.ops)
+        check_rank_counts(config.num_ranks)
+        return cls(ops, tuple(config.num_ranks), build_choices(config.algorithms, "algorithms"),
                    tuple(build_per_fabric(config.collectives).items()),
                    units.parse_size_bytes(config.size, "size", allow_zero=False))
 

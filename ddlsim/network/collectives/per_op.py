@@ -58,11 +58,7 @@ class PerOp(CollectiveAlgorithm):
     def from_config(cls, config: PerOpConfig) -> PerOp:
         chosen = []
         for op_name, node in sorted(dict(config.ops).items()):
-            try:
-                op = CollectiveOp(op_name)
-            except ValueError:
-                raise ConfigError(f"ops.{op_name}", op_name,
-                                  f"unknown op; choose from {', '.join(o.value for o in CollectiveOp)}") from None
+            op = CollectiveOp.from_config(op_name, f"ops.{op_name}")
             chosen.append((op, _build(node, f"ops.{op_name}")))
         return cls(tuple(chosen), _build(config.default, "default"), config.name)
 

@@ -8,8 +8,9 @@ sweep. Figures are normalised as the paper's are. Paper values: `configs/referen
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ddlsim.papers import PaperReference, load_papers
 from ddlsim.report.reference import Comparison, has_role, ours_only, register_reference, stated
@@ -62,37 +63,33 @@ def table1_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                      title="WRHT Table 1 (N = 1024, w = 64) and Fig. 2 (15 nodes, w = 2)")
 
 
-def _steps_side_by_side(frame: pd.DataFrame, paper: PaperReference) -> list[tuple[str, int, float | None]]:
-    """(what, our steps, the paper's steps or None) for every row of the steps table."""
-    from ddlsim.report.display import display_table
-
+def _step_rows(frame: pd.DataFrame, paper: PaperReference) -> Iterator[tuple[str, Any, str]]:
+    """(role, row, the paper's value key) for every row of the steps table, Table 1's then Fig. 2's."""
     table = labelled(frame)
-    rows = []
     for role in ("table1", "fig2"):
         systems = paper.systems(role)
         part = table[table["series"].map(lambda label, systems=systems: has_role(str(label), systems))]
         for row in part.itertuples():
-            key = f"{role}_{base(row.algorithm)}"
-            value = paper.values.get(key)
-            name = display_table().algorithm(base(row.algorithm)) + ("\n(Fig. 2)" if role == "fig2" else "")
-            rows.append((name, int(row.num_steps), value.value if value else None))
+            yield role, row, f"{role}_{base(row.algorithm)}"
+
+
+def _steps_side_by_side(frame: pd.DataFrame, paper: PaperReference) -> list[tuple[str, int, float | None]]:
+    """(what, our steps, the paper's steps or None) for every row of the steps table."""
+    from ddlsim.report.display import display_table
+
+    rows = []
+    for role, row, key in _step_rows(frame, paper):
+        value = paper.values.get(key)
+        name = display_table().algorithm(base(row.algorithm)) + ("\n(Fig. 2)" if role == "fig2" else "")
+        rows.append((name, int(row.num_steps), value.value if value else None))
     return rows
 
 
 @register_reference("wrht_table1", tables=table1_tables, figures=table1_figures)
 def wrht_table1(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
-    table = labelled(frame)
-    rows = []
-    for role in ("table1", "fig2"):
-        systems = paper.systems(role)
-        part = table[table["series"].map(lambda label, systems=systems: has_role(str(label), systems))]
-        for row in part.itertuples():
-            key = f"{role}_{base(row.algorithm)}"
-            if key in paper.values:
-                rows.append(stated(paper.value(key), str(row.num_steps)))
-            else:
-                rows.append(ours_only(f"{role}: {row.algorithm} steps, {row.num_ranks} nodes", str(row.num_steps)))
-    return rows
+    return [stated(paper.value(key), str(row.num_steps)) if key in paper.values
+            else ours_only(f"{role}: {row.algorithm} steps, {row.num_ranks} nodes", str(row.num_steps))
+            for role, row, key in _step_rows(frame, paper)]
 
 
 # -- Fig. 4 ---------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any
 
 from ddlsim.errors import ConfigError
 from ddlsim.resources import config_file
-from ddlsim.workload.llm.shape import DecoderShape, MlaShape, MoeShape
+from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
 from ddlsim.workload.transformer_layer import LayerShape
 
 SHAPES_DIR = config_file("hf_shapes")
@@ -115,10 +115,11 @@ def _head_dim_matches(config: dict[str, Any], hidden: int, heads: int) -> None:
                                                        f"{hidden // heads} (other head widths are not modelled)")
 
 
-def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: float = 0.0, source: str = ""
-                  ) -> DecoderShape:
+def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: float = 0.0, source: str = "",
+                  attention: str = FLASH) -> DecoderShape:
     """A `DecoderShape` from a transformers config dict (see the module docstring); `source` names
-    where the config came from (the shipped name or the path given), for error messages."""
+    where the config came from (the shipped name or the path given), for error messages;
+    `attention` is ``flash`` (what today's training stacks run) or ``materialized``."""
     family = config.get("model_type")
     if family not in DECODER_FAMILIES:
         raise ConfigError("config", source or family, f"model type {family!r} is not supported; use one of "
@@ -130,7 +131,7 @@ def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: flo
         layer = LayerShape(hidden, heads, seq, ffn_hidden=_get(config, "n_inner", 4 * hidden), causal=True,
                            dropout=dropout)
         return DecoderShape(layer, config["n_layer"], config["vocab_size"], vocab_multiple=1, tied_embeddings=True,
-                            position_embeddings=True, position_rows=_max_positions(config))
+                            position_embeddings=True, position_rows=_max_positions(config), attention=attention)
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     mla = None
     if family in ("deepseek_v3", "deepseek_v2"):
@@ -148,7 +149,7 @@ def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: flo
     qkv_bias = family == "qwen2" or (family == "qwen2_moe" and bool(_get(config, "qkv_bias", True)))
     return DecoderShape(layer, config["num_hidden_layers"], config["vocab_size"], vocab_multiple=1,
                         tied_embeddings=bool(_get(config, "tie_word_embeddings", False)), position_embeddings=False,
-                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias)
+                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias, attention=attention)
 
 
 def _moe(config: dict[str, Any], family: str, capacity_factor: float) -> tuple[MoeShape | None, int]:

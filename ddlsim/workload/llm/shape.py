@@ -24,6 +24,8 @@ from ddlsim.workload.transformer_layer import LayerShape
 
 DEFAULT_VOCAB_MULTIPLE = 128
 DENSE, MOE = "dense", "moe"
+FLASH, MATERIALIZED = "flash", "materialized"
+ATTENTION_KINDS = (FLASH, MATERIALIZED)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ class DecoderShape:
 
     `layer` gives the attention and dense-MLP dimensions (`ffn_hidden` is the dense MLP width);
     `position_rows` is the size of a learned position table (0: the sequence length).
+    `attention` is how the attention core runs: ``flash`` (a fused kernel that never stores the
+    s x s scores: FlashAttention-2/3, cuDNN) or ``materialized`` (scores and softmax written to
+    memory, as Megatron-LM's fused-softmax path of 2021 did).
     """
 
     layer: LayerShape
@@ -100,8 +105,11 @@ class DecoderShape:
     mla: MlaShape | None = None
     qkv_bias: bool = False
     position_rows: int = 0
+    attention: str = MATERIALIZED
 
     def __post_init__(self) -> None:
+        if self.attention not in ATTENTION_KINDS:
+            raise ConfigError("attention", self.attention, f"choose one of {', '.join(ATTENTION_KINDS)}")
         for key in ("layers", "vocab", "vocab_multiple"):
             value = getattr(self, key)
             if not isinstance(value, int) or value < 1:

@@ -43,6 +43,8 @@ class GptConfig:
     `grad_reduce_precision` ("" = `precision`): the type of the data-parallel gradient
     all-reduce. `scatter_gather_p2p`: stage-to-stage sends of 1/t of the activation plus an
     all-gather (Megatron's default) instead of the whole activation from every rank.
+    `attention`: ``materialized`` (the default: Megatron-LM's fused-softmax path, as in the
+    measured A100 runs of ``../shared/validation/vtrain``) or ``flash``.
     """
 
     name: str = "gpt"
@@ -59,6 +61,7 @@ class GptConfig:
     precision: str = "fp16"
     grad_reduce_precision: str = ""
     scatter_gather_p2p: bool = True
+    attention: str = "materialized"
 
 
 @MODELS.register("gpt", GptConfig)
@@ -81,7 +84,8 @@ class GptModel:
             if getattr(config, key) < 0:
                 raise ConfigError(key, getattr(config, key), "must be >= 0")
         layer = LayerShape(config.d_model, config.heads, config.seq_len, ffn_hidden=config.ffn_hidden, causal=True)
-        shape = DecoderShape(layer, config.layers, config.vocab, config.vocab_multiple, config.tied_embeddings)
+        shape = DecoderShape(layer, config.layers, config.vocab, config.vocab_multiple, config.tied_embeddings,
+                             attention=config.attention)
         precision = parse_precision(config.precision)
         grad = parse_precision(config.grad_reduce_precision, "grad_reduce_precision") \
             if config.grad_reduce_precision else precision

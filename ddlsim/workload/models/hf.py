@@ -93,7 +93,8 @@ class HfModelConfig:
     `seq_len` 0 uses the shipped shape's pre-training length, else the model's maximum
     positions. There is no scaling law for these models, so the global batch is given and
     `num_steps` (0: unknown) is passed through. `capacity_factor` (MoE; 0: dropless, uniform
-    routing) pads every expert's tokens to that multiple of its uniform share.
+    routing) pads every expert's tokens to that multiple of its uniform share. `attention`
+    (decoders): ``flash`` (the default: what today's stacks run) or ``materialized``.
     """
 
     name: str = "hf"
@@ -103,6 +104,7 @@ class HfModelConfig:
     num_steps: int = 0
     precision: str = "fp16"
     capacity_factor: float = 0.0
+    attention: str = "flash"
 
 
 @MODELS.register("hf", HfModelConfig)
@@ -133,7 +135,8 @@ class HfTransformer:
         if values.get("model_type") in ENCODER_FAMILIES:
             return cls(config.config, hf_shapes(config.config, config.seq_len), config.global_batch,
                        config.num_steps, precision, config.name)
-        shape = decoder_shape(values, config.seq_len, config.capacity_factor, source=config.config)
+        shape = decoder_shape(values, config.seq_len, config.capacity_factor, source=config.config,
+                              attention=config.attention)
         return cls(config.config, None, config.global_batch, config.num_steps, precision, config.name, shape)
 
     def transformer_model(self) -> TransformerModel:

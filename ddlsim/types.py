@@ -237,6 +237,73 @@ class ComputeTask:
         _require(isinstance(self.count, int) and self.count >= 1, "count", self.count, "must be an integer >= 1")
 
 
+class KernelClass(StrEnum):
+    """The kinds of GPU kernel both front doors describe compute in (docs/compute.md).
+
+    One pricing path (`ddlsim.compute.kernel_roofline`) turns a kernel of any class into time:
+    GEMMs and grouped GEMMs by their tile shape, flash attention by its published per-shape
+    throughput, everything else by the bytes it streams. ``host`` is a framework call that
+    launches no GPU kernel (the issue of a collective): it costs host time only.
+    """
+
+    GEMM = "gemm"
+    GROUPED_GEMM = "grouped_gemm"
+    ATTENTION_FORWARD = "attention_forward"
+    ATTENTION_BACKWARD = "attention_backward"
+    ELEMENTWISE = "elementwise"
+    NORM = "norm"
+    ACTIVATION = "activation"
+    EMBEDDING = "embedding"
+    LOSS = "loss"
+    OPTIMIZER = "optimizer"
+    HOST = "host"
+
+    @property
+    def is_gemm(self) -> bool:
+        return self in (KernelClass.GEMM, KernelClass.GROUPED_GEMM)
+
+    @property
+    def is_attention(self) -> bool:
+        return self in (KernelClass.ATTENTION_FORWARD, KernelClass.ATTENTION_BACKWARD)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One GPU kernel of a compute task: its class, FLOPs, DRAM bytes and shape.
+
+    GEMM (``m x n x k``, `batch` of them) and grouped GEMM (`batch` groups of ``m x n x k``,
+    ``m`` the tokens of one group); flash attention: ``m`` queries and ``n`` keys per sequence
+    and head, head dimension ``k``, ``batch`` = sequences x heads, `causal` when the kernel skips
+    the masked half (its `flop` already counts only the work done); other classes: `bytes`.
+    `launches` counts the framework operations the host issues for it.
+    """
+
+    name: str
+    flop: float = 0.0
+    bytes: float = 0.0
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    batch: int = 1
+    launches: int = 1
+    on_device: bool = True
+    kernel_class: KernelClass = KernelClass.ELEMENTWISE
+    causal: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kernel_class", KernelClass(self.kernel_class))
+        if self.flop < 0 or self.bytes < 0 or self.launches < 0 or self.batch < 1:
+            raise ConfigError(f"kernel[{self.name}]", (self.flop, self.bytes, self.launches),
+                              "flop, bytes and launches must be >= 0 and batch >= 1")
+        if not self.on_device or self.kernel_class is KernelClass.HOST:
+            object.__setattr__(self, "kernel_class", KernelClass.HOST)
+            object.__setattr__(self, "on_device", False)
+
+    @property
+    def is_gemm(self) -> bool:
+        return self.kernel_class.is_gemm
+
+
 Task = ComputeTask | CollectiveCall
 
 

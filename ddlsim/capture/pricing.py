@@ -4,10 +4,11 @@ A *segment* is a run of compute ops on one stream between synchronisation points
 that needs its result, an event another stream waits on); it becomes one compute task of the
 iteration graph. Its time, by the compute model it is given:
 
-- kernel roofline (``compute.kernels.enabled``, e.g. ``compute=a100_megatron``): every op is a
-  kernel, a GEMM with its (m, n, k, batch) tile quantisation or memory-bound work of its bytes,
-  with one host launch each; the segment takes max(sum of device times, sum of host times), as
-  `ddlsim.compute.kernel_roofline` prices a task. The host also issues the collectives: each
+- kernel roofline (the default; ``compute.kernels.*``): every op becomes a `ddlsim.types.Kernel`
+  of its class (`kernel_of`: a GEMM with its (m, n, k, batch) tile quantisation, flash
+  attention, memory-bound work of its bytes), with one host launch each, priced by the same
+  code as the analytic models' kernel lists (`ddlsim.compute.kernel_roofline`); the segment
+  takes max(sum of device times, sum of host times), as a task does. The host also issues the collectives: each
   costs one launch, charged to the next segment of its rank's compute stream (as the kernel
   lists of `model=gpt` count a layer's collective calls);
 - roofline: every op priced alone by `Roofline.time_s` (matrix multiplies, attention and
@@ -22,8 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ddlsim.compute.kernel_roofline import KernelRoofline, kernel_time_s
-from ddlsim.types import ComputeEstimate, ComputeSource, Precision
-from ddlsim.workload.gpt_kernels import Kernel
+from ddlsim.types import ComputeEstimate, ComputeSource, Kernel, KernelClass, Precision
 
 PRECISIONS = {"float16": Precision.FP16, "bfloat16": Precision.BF16, "float32": Precision.FP32,
               "float64": Precision.FP32, "float8_e4m3fn": Precision.FP8, "float8_e5m2": Precision.FP8}
@@ -32,8 +32,38 @@ PRECISIONS = {"float16": Precision.FP16, "bfloat16": Precision.BF16, "float32": 
 OpKey = tuple[str, float, int, int, int, int, int, int, str]
 
 
+ATTENTION_FORWARD_OPS = frozenset({"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+                                   "_scaled_dot_product_cudnn_attention", "_flash_attention_forward",
+                                   "_efficient_attention_forward", "_scaled_dot_product_flash_attention_for_cpu"})
+GROUPED_GEMM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm"})
+CLASS_BY_OP = {"embedding": KernelClass.EMBEDDING, "embedding_dense_backward": KernelClass.EMBEDDING}
+
+
 def precision_of(dtype: str) -> Precision:
     return PRECISIONS.get(dtype, Precision.FP32)
+
+
+def kernel_class_of(op: str, gemm_m: int) -> KernelClass:
+    """The kernel class of a captured op (``aten.mm`` -> GEMM, flash attention, ...)."""
+    name = op.rsplit(".", 1)[-1]
+    if name in GROUPED_GEMM_OPS:
+        return KernelClass.GROUPED_GEMM
+    if name in ATTENTION_FORWARD_OPS:
+        return KernelClass.ATTENTION_FORWARD
+    if name.endswith("_backward") and name.removesuffix("_backward") in ATTENTION_FORWARD_OPS:
+        return KernelClass.ATTENTION_BACKWARD
+    if gemm_m:
+        return KernelClass.GEMM
+    return CLASS_BY_OP.get(name, KernelClass.ELEMENTWISE)
+
+
+def kernel_of(key: OpKey) -> Kernel:
+    """The `Kernel` one captured op runs, from its op key."""
+    name, flop, read, written, m, n, k, batch, _ = key
+    kernel_class = kernel_class_of(name, m)
+    shaped = kernel_class.is_gemm or kernel_class.is_attention
+    return Kernel(name, flop=flop, bytes=float(read + written), m=m if shaped else 0, n=n if shaped else 0,
+                  k=k if shaped else 0, batch=max(batch, 1), kernel_class=kernel_class)
 
 
 class SegmentPricer:
@@ -56,12 +86,11 @@ class SegmentPricer:
         cached = self._ops.get(key)
         if cached is not None:
             return cached
-        name, flop, read, written, m, n, k, batch, dtype = key
+        _, flop, read, written, _, _, _, _, dtype = key
         precision = precision_of(dtype)
         if self.kernel_level:
             efficiency = self.roofline.kernel
-            kernel = Kernel(name, flop=flop, bytes=float(read + written), m=m, n=n if m else 0, k=k if m else 0,
-                            batch=max(batch, 1))
+            kernel = kernel_of(key)
             device = kernel_time_s(kernel, self.roofline.device.peak(precision),
                                    self.roofline.device.memory_bandwidth_bytes_per_s, efficiency)
             result = (device, efficiency.host_s_per_launch)

@@ -1,12 +1,19 @@
-"""A kernel-level roofline: a task priced kernel by kernel, with GEMM tiling and host launch cost.
+"""The kernel roofline: the ONE pricing path of compute, kernel by kernel, for both front doors.
 
-For model kinds whose kernels `ddlsim.workload.gpt_kernels` lists (``gpt_layer``,
-``megatron_layer``, ``lm_head``, ``gpt_embedding``, ``adam_shard``), a task's time is
+A compute task is a list of `ddlsim.types.Kernel`s: the analytic models list them per signature
+(`ddlsim.workload.gpt_kernels`), a capture maps every recorded aten op onto one
+(`ddlsim.capture.pricing`). Both are priced here, by the kernel's class:
 
-    device_s = sum over kernels of  max(flop / (peak x e_gemm x u(m, n, batch)),
-                                        bytes / (bandwidth x e_memory)) + device_s_per_kernel
-    host_s   = launches x host_s_per_launch
-    time_s   = max(device_s, host_s)
+    GEMM, grouped GEMM   max(flop / (peak x e_gemm x u(m, n, batch)), bytes / (bandwidth x e_memory))
+    flash attention      max(flop / (peak x e_attention(direction, head dim, sequence, causal)), bytes / ...)
+    everything else      bytes / (bandwidth x e_memory)   (norms, activations, losses, optimizers, ...)
+
+each plus ``device_s_per_kernel``; then for a task
+
+    device_s = sum over kernels      host_s = launches x host_s_per_launch      time_s = max(device_s, host_s)
+
+The constants default to the device's published figures (`kernel_tables.py`, with sources);
+`compute=a100_megatron` replaces some with values fitted to measured runs (docs/validation.md).
 
 - ``e_gemm``: the fraction of the tensor-core peak a GEMM reaches on full waves of large tiles.
 - ``u(m, n, batch)``: tile and wave quantisation. The GEMM's m x n output (batch of them) is cut
@@ -16,6 +23,9 @@ For model kinds whose kernels `ddlsim.workload.gpt_kernels` lists (``gpt_layer``
   times that tile's own efficiency: a tm x tn tile does 2 tm tn FLOP per (tm + tn) x 2 bytes it
   loads, so tiles below `l2_ridge_flop_per_byte` (peak over L2 bandwidth) are slowed in
   proportion. Memory-bound GEMMs (small k) are caught by the byte term.
+- ``e_attention``: the fraction of the peak a flash-attention kernel reaches at that shape
+  (FlashAttention-2/3 papers' measurements, `kernel_tables.FlashTable`); without a table,
+  ``e_gemm``.
 - ``e_memory``: the fraction of DRAM bandwidth element-wise and reduction kernels reach.
 - ``host_s_per_launch``: CPU time the framework spends issuing one kernel (Python, autograd,
   dispatcher, launch). The host runs ahead of the GPU, so a task costs the larger of the two
@@ -31,10 +41,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ddlsim.compute.kernel_tables import FlashTable
 from ddlsim.compute.roofline import Roofline
 from ddlsim.errors import ConfigError
-from ddlsim.types import ComputeTask, Phase, Precision, ShardSignature
-from ddlsim.workload.gpt_kernels import Kernel, has_kernels, kernels_for
+from ddlsim.types import ComputeTask, Kernel, Phase, Precision, ShardSignature
+from ddlsim.workload.gpt_kernels import has_kernels, kernels_for
 
 TILE_SHAPES: tuple[tuple[int, int], ...] = ((256, 128), (128, 256), (128, 128), (128, 64), (64, 128), (64, 64))
 A100_SMS = 108
@@ -51,6 +62,7 @@ class KernelEfficiency:
     device_s_per_kernel: float = 0.0
     sm_count: int = A100_SMS
     l2_ridge_flop_per_byte: float = A100_L2_RIDGE_FLOP_PER_BYTE
+    attention: FlashTable | None = None
 
     def __post_init__(self) -> None:
         for key in ("gemm", "memory"):
@@ -61,15 +73,18 @@ class KernelEfficiency:
             value = getattr(self, key)
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(key, value, "must be finite and >= 0")
-        if not isinstance(self.sm_count, int) or self.sm_count < 1:
-            raise ConfigError("sm_count", self.sm_count, "must be an integer >= 1")
+        if not isinstance(self.sm_count, int) or self.sm_count < 0:
+            raise ConfigError("sm_count", self.sm_count, "must be an integer >= 1 (0: no wave quantisation)")
         if not self.l2_ridge_flop_per_byte > 0:
             raise ConfigError("l2_ridge_flop_per_byte", self.l2_ridge_flop_per_byte, "must be positive")
 
 
 def gemm_utilisation(m: int, n: int, batch: int, sm_count: int = A100_SMS,
                      l2_ridge: float = A100_L2_RIDGE_FLOP_PER_BYTE) -> float:
-    """Best useful fraction of the tensor cores over `TILE_SHAPES` (tile and wave quantisation)."""
+    """Best useful fraction of the tensor cores over `TILE_SHAPES` (tile and wave quantisation);
+    1 with `sm_count` 0 (a device without SM waves, such as a CPU)."""
+    if sm_count == 0:
+        return 1.0
     best = 0.0
     for tm, tn in TILE_SHAPES:
         tiles = math.ceil(m / tm) * math.ceil(n / tn) * batch
@@ -87,11 +102,20 @@ def kernel_time_s(kernel: Kernel, peak_flop_per_s: float, bandwidth_bytes_per_s:
         return 0.0
     compute = 0.0
     if kernel.flop:
-        use = gemm_utilisation(kernel.m, kernel.n, kernel.batch, efficiency.sm_count,
-                               efficiency.l2_ridge_flop_per_byte) if kernel.is_gemm else 1.0
-        compute = kernel.flop / (peak_flop_per_s * efficiency.gemm * use)
+        compute = kernel.flop / (peak_flop_per_s * compute_fraction(kernel, efficiency))
     memory = kernel.bytes / (bandwidth_bytes_per_s * efficiency.memory)
     return max(compute, memory) + efficiency.device_s_per_kernel
+
+
+def compute_fraction(kernel: Kernel, efficiency: KernelEfficiency) -> float:
+    """The fraction of the peak FLOP/s `kernel` reaches when compute-bound (module docstring)."""
+    kernel_class = kernel.kernel_class
+    if kernel_class.is_gemm:
+        return efficiency.gemm * gemm_utilisation(kernel.m, kernel.n, kernel.batch, efficiency.sm_count,
+                                                  efficiency.l2_ridge_flop_per_byte)
+    if kernel_class.is_attention and efficiency.attention is not None:
+        return efficiency.attention.fraction(kernel_class, kernel.k, kernel.n, kernel.causal)
+    return efficiency.gemm
 
 
 def kernels_time_s(kernels: Sequence[Kernel], peak_flop_per_s: float, bandwidth_bytes_per_s: float,

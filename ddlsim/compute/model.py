@@ -44,19 +44,24 @@ class EfficiencyConfig:
 
 @dataclass
 class KernelModelConfig:
-    """The kernel-level roofline (`compute/kernel_roofline.py`) for model kinds with kernel lists.
+    """The kernel roofline (`compute/kernel_roofline.py`): how every kernel list is priced.
 
-    Off by default; `compute=a100_megatron` turns it on with constants fitted to measured A100
-    Megatron runs (docs/validation.md).
+    On by default. A 0 (or empty `attention`) takes the device's published figure
+    (`compute/kernel_tables.py`): `gemm` the MAMF fraction of the peak, `memory` the streaming
+    fraction of the bandwidth, `sm_count`, `l2_ridge_flop_per_byte`, `attention` the flash
+    table (``none`` prices attention at the `gemm` fraction). `compute=a100_megatron` sets
+    constants fitted to measured A100 Megatron runs (docs/validation.md). `enabled` false prices
+    every task by its totals with the class efficiencies instead (the model before kernel lists).
     """
 
-    enabled: bool = False
-    gemm: float = 0.8
-    memory: float = 0.8
+    enabled: bool = True
+    gemm: float = 0.0
+    memory: float = 0.0
     host_per_launch: str = "0s"
     device_per_kernel: str = "0s"
-    sm_count: int = 108
-    l2_ridge_flop_per_byte: float = 64.0
+    sm_count: int = 0
+    l2_ridge_flop_per_byte: float = 0.0
+    attention: str = ""
 
 
 @dataclass
@@ -76,19 +81,33 @@ class ComputeConfig:
     kernels: KernelModelConfig = field(default_factory=KernelModelConfig)
 
 
-def _kernel_roofline(config: KernelModelConfig, device: DeviceSpec, efficiencies: dict[str, Efficiency],
-                     classes: dict[str, str]) -> Roofline:
-    from ddlsim.compute.kernel_roofline import KernelEfficiency, KernelRoofline
+def kernel_efficiency(config: KernelModelConfig, device: DeviceSpec):
+    """The kernel roofline's constants: the config's, else the device's published ones."""
+    from ddlsim.compute.kernel_roofline import KernelEfficiency
+    from ddlsim.compute.kernel_tables import FLASH_TABLES, KERNEL_SHEETS
 
+    sheet = KERNEL_SHEETS.get(device.name, KERNEL_SHEETS["h100_sxm"])
+    attention = config.attention or sheet.attention
+    if attention != "none" and attention not in FLASH_TABLES:
+        raise ConfigError("kernels.attention", attention, f"choose one of none, {', '.join(FLASH_TABLES)}")
     try:
-        kernel = KernelEfficiency(gemm=config.gemm, memory=config.memory,
-                                  host_s_per_launch=units.parse_time_s(config.host_per_launch, "host_per_launch"),
-                                  device_s_per_kernel=units.parse_time_s(config.device_per_kernel,
-                                                                         "device_per_kernel"),
-                                  sm_count=config.sm_count, l2_ridge_flop_per_byte=config.l2_ridge_flop_per_byte)
+        return KernelEfficiency(
+            gemm=config.gemm or sheet.gemm, memory=config.memory or sheet.memory,
+            host_s_per_launch=units.parse_time_s(config.host_per_launch, "host_per_launch"),
+            device_s_per_kernel=units.parse_time_s(config.device_per_kernel, "device_per_kernel"),
+            sm_count=config.sm_count or sheet.sm_count,
+            l2_ridge_flop_per_byte=config.l2_ridge_flop_per_byte or sheet.l2_ridge_flop_per_byte,
+            attention=FLASH_TABLES.get(attention))
     except ConfigError as error:
         raise error.under("kernels") from None
-    return KernelRoofline(device=device, efficiencies=efficiencies, kind_classes=classes, kernel=kernel)
+
+
+def _kernel_roofline(config: KernelModelConfig, device: DeviceSpec, efficiencies: dict[str, Efficiency],
+                     classes: dict[str, str]) -> Roofline:
+    from ddlsim.compute.kernel_roofline import KernelRoofline
+
+    return KernelRoofline(device=device, efficiencies=efficiencies, kind_classes=classes,
+                          kernel=kernel_efficiency(config, device))
 
 
 def _efficiency(config: EfficiencyConfig, key: str) -> Efficiency:

@@ -40,13 +40,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ddlsim.errors import ConfigError
-from ddlsim.types import Phase, ShardSignature
+from ddlsim.types import Kernel, KernelClass, Phase, ShardSignature
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES, LayerShape
 
 A = ACTIVATION_BYTES
+NORM, ACTIVATION, LOSS = KernelClass.NORM, KernelClass.ACTIVATION, KernelClass.LOSS
+EMBEDDING, OPTIMIZER = KernelClass.EMBEDDING, KernelClass.OPTIMIZER
 ADAM_BYTES_PER_PARAM = 28  # as megatron_tasks.ADAM_BYTES_PER_PARAM (kept here: this module must not import torch)
 GRAD_ACCUMULATION_BYTES_PER_WEIGHT = 6  # a micro-batch's fp16 weight gradient added into .grad: read 2 + 2, write 2
 GRAD_NORM_BYTES_PER_PARAM = 2  # one read of the fp16 gradients
@@ -58,44 +59,22 @@ CE_BACKWARD_BYTES_PER_LOGIT = 14  # scale by the loss gradient 4+4, cast back 4+
 OPTIMIZER_LAUNCHES = 4  # multi-tensor norm, unscale/inf check, Adam, and the loss-scale update
 
 
-@dataclass(frozen=True)
-class Kernel:
-    """One GPU kernel: a GEMM (``m x n x k``, `batch` of them) or memory-bound work of `bytes`."""
-
-    name: str
-    flop: float = 0.0
-    bytes: float = 0.0
-    m: int = 0
-    n: int = 0
-    k: int = 0
-    batch: int = 1
-    launches: int = 1
-    on_device: bool = True
-
-    @property
-    def is_gemm(self) -> bool:
-        return self.m > 0
-
-    def __post_init__(self) -> None:
-        if self.flop < 0 or self.bytes < 0 or self.launches < 0 or self.batch < 1:
-            raise ConfigError(f"kernel[{self.name}]", (self.flop, self.bytes, self.launches),
-                              "flop, bytes and launches must be >= 0 and batch >= 1")
-
-
 def gemm(name: str, m: int, n: int, k: int, batch: int = 1, element_bytes: int = A) -> Kernel:
     """A (batched) fp16 GEMM: 2mnk FLOP each; A, B and C read or written once."""
     return Kernel(name, flop=2.0 * m * n * k * batch, bytes=float(element_bytes * batch * (m * k + k * n + m * n)),
-                  m=m, n=n, k=k, batch=batch)
+                  m=m, n=n, k=k, batch=batch, kernel_class=KernelClass.GEMM)
 
 
-def memory(name: str, size_bytes: float, launches: int = 1) -> Kernel:
-    return Kernel(name, bytes=float(size_bytes), launches=launches)
+def memory(name: str, size_bytes: float, launches: int = 1,
+           kernel_class: KernelClass = KernelClass.ELEMENTWISE) -> Kernel:
+    """A memory-bound kernel moving `size_bytes` through DRAM."""
+    return Kernel(name, bytes=float(size_bytes), launches=launches, kernel_class=kernel_class)
 
 
 def collective_calls(tp: int, count: int) -> list[Kernel]:
     """The host side of a layer's `count` tensor-parallel collective calls (their GPU time is the
     network's): each is one framework operation the host issues between the kernels."""
-    return [Kernel("tensor_parallel_collective_call", launches=count, on_device=False)] if tp > 1 else []
+    return [Kernel("tensor_parallel_collective_call", launches=count, kernel_class=KernelClass.HOST)] if tp > 1 else []
 
 
 def fused_softmax_available(layer: LayerShape, tp: int, batch: int) -> bool:
@@ -139,7 +118,7 @@ def layer_forward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) -
     dropout_add = (2 * A + A + mask) * tokens * h + A * h  # x, residual, bias read; output, mask written
     activation = (A * mlp_in + A * mlp_hidden) * tokens  # bias-GeLU or SwiGLU: read the GEMM output, write
     return [
-        memory("input_norm", 2 * A * tokens * h),
+        memory("input_norm", 2 * A * tokens * h, kernel_class=NORM),
         gemm("qkv", tokens, qkv_width, h),
         gemm("scores", s_q, s, hd, batch * heads),
         *_softmax(layer, tp, batch, scores, backward=False),
@@ -148,9 +127,9 @@ def layer_forward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) -
         memory("context_permute", 2 * A * tokens * attn_width),
         gemm("attention_out", tokens, h, attn_width),
         memory("bias_dropout_add", dropout_add, launches=2 if layer.dropout else 1),
-        memory("mlp_norm", 2 * A * tokens * h),
+        memory("mlp_norm", 2 * A * tokens * h, kernel_class=NORM),
         gemm("mlp_in", tokens, mlp_in, h),
-        memory("activation", activation),
+        memory("activation", activation, kernel_class=ACTIVATION),
         gemm("mlp_out", tokens, h, mlp_hidden),
         memory("bias_dropout_add", dropout_add, launches=2 if layer.dropout else 1),
         *collective_calls(tp, 2),
@@ -183,7 +162,8 @@ def layer_backward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) 
     kernels.append(memory("activation_backward", A * (2 * mlp_in + mlp_hidden) * tokens + A * mlp_in * tokens,
                           launches=2))
     kernels += _linear_backward("mlp_in", tokens, mlp_in, h)
-    kernels += [memory("mlp_norm_backward", norm_grad, launches=2), memory("residual_grad_sum", residual_sum),
+    kernels += [memory("mlp_norm_backward", norm_grad, launches=2, kernel_class=NORM),
+                memory("residual_grad_sum", residual_sum),
                 memory("bias_dropout_add_backward", dropout_grad + bias_grad, launches=2)]
     kernels += _linear_backward("attention_out", tokens, h, attn_width)
     kernels += [memory("context_permute_backward", 2 * A * tokens * attn_width),
@@ -196,7 +176,8 @@ def layer_backward_kernels(layer: LayerShape, tp: int, batch: int, cp: int = 1) 
                 gemm("scores_dgrad_key", s, hd, s_q, batch * heads)]
     kernels += _linear_backward("qkv", tokens, qkv_width, h)
     kernels += [memory("qkv_bias_grad", A * tokens * qkv_width),
-                memory("input_norm_backward", norm_grad, launches=2), memory("residual_grad_sum", residual_sum)]
+                memory("input_norm_backward", norm_grad, launches=2, kernel_class=NORM),
+                memory("residual_grad_sum", residual_sum)]
     return kernels + collective_calls(tp, 2)
 
 
@@ -205,11 +186,14 @@ def lm_head_kernels(d_model: int, local_vocab: int, seq_len: int, batch: int, ph
     tokens = batch * seq_len
     logits = float(tokens * local_vocab)
     if phase is Phase.BACKWARD:
-        return [memory("cross_entropy_backward", CE_BACKWARD_BYTES_PER_LOGIT * logits, launches=4),
+        return [memory("cross_entropy_backward", CE_BACKWARD_BYTES_PER_LOGIT * logits, launches=4,
+                       kernel_class=LOSS),
                 *_linear_backward("logits", tokens, local_vocab, d_model),
-                memory("final_norm_backward", 3 * A * tokens * d_model, launches=2)]
-    return [memory("final_norm", 2 * A * tokens * d_model), gemm("logits", tokens, local_vocab, d_model),
-            memory("cross_entropy", CE_FORWARD_BYTES_PER_LOGIT * logits, launches=12)]
+                memory("final_norm_backward", 3 * A * tokens * d_model, launches=2, kernel_class=NORM)]
+    return [memory("final_norm", 2 * A * tokens * d_model, kernel_class=NORM),
+            gemm("logits", tokens, local_vocab, d_model),
+            memory("cross_entropy", CE_FORWARD_BYTES_PER_LOGIT * logits, launches=12,
+                   kernel_class=LOSS)]
 
 
 def embedding_kernels(d_model: int, local_vocab: int, seq_len: int, batch: int, tp: int,
@@ -220,19 +204,21 @@ def embedding_kernels(d_model: int, local_vocab: int, seq_len: int, batch: int, 
     if phase is Phase.BACKWARD:
         word = local_vocab * d_model
         return [memory("embedding_dropout_backward", (2 * A + MASK_BYTES) * rows),
-                memory("word_embedding_backward", 2 * A * rows + A * word, launches=6),
-                memory("position_embedding_backward", 2 * A * rows + A * seq_len * d_model, launches=6),
+                memory("word_embedding_backward", 2 * A * rows + A * word, launches=6, kernel_class=EMBEDDING),
+                memory("position_embedding_backward", 2 * A * rows + A * seq_len * d_model, launches=6,
+                       kernel_class=EMBEDDING),
                 memory("embedding_grad_accumulation",
                        GRAD_ACCUMULATION_BYTES_PER_WEIGHT * (word + seq_len * d_model), launches=2)]
     masking = 4 if tp > 1 else 0  # out-of-range token ids masked before and after the lookup
-    return [memory("word_embedding", 2 * A * rows, launches=1 + masking),
-            memory("position_embedding_add", 3 * A * rows + A * seq_len * d_model, launches=2),
+    return [memory("word_embedding", 2 * A * rows, launches=1 + masking, kernel_class=EMBEDDING),
+            memory("position_embedding_add", 3 * A * rows + A * seq_len * d_model, launches=2,
+                   kernel_class=EMBEDDING),
             memory("embedding_dropout", (2 * A + MASK_BYTES) * rows)]
 
 
 def optimizer_kernels(params: int) -> list[Kernel]:
     bytes_per_param = ADAM_BYTES_PER_PARAM + GRAD_NORM_BYTES_PER_PARAM
-    return [memory("adam_step", bytes_per_param * params, launches=OPTIMIZER_LAUNCHES)]
+    return [memory("adam_step", bytes_per_param * params, launches=OPTIMIZER_LAUNCHES, kernel_class=OPTIMIZER)]
 
 
 # ---- dispatch on a signature ------------------------------------------------------------------

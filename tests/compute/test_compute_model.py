@@ -5,7 +5,7 @@ from compute_rows import layer, write_profile
 
 import ddlsim
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
-from ddlsim.compute.model import ComputeConfig, ComputeModel
+from ddlsim.compute.model import ComputeConfig, ComputeModel, KernelModelConfig
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.types import ComputeSource, ComputeTask
 
@@ -14,7 +14,9 @@ DEVICE = H100.profile_name
 
 
 def model(tmp_path, **settings) -> ComputeModel:
-    config = ComputeConfig(profile_dirs=[str(tmp_path)], shipped_profiles=False, **settings)
+    """The source policy on the task-totals roofline (the tasks here are synthetic FLOP counts)."""
+    config = ComputeConfig(profile_dirs=[str(tmp_path)], shipped_profiles=False,
+                           kernels=KernelModelConfig(enabled=False), **settings)
     return ComputeModel.from_config(config, H100)
 
 

@@ -71,8 +71,13 @@ def test_kinds_without_kernels_fall_back_to_the_class_roofline():
     assert roofline.shape_time_s(task.signature, task.phase, task.flop, task.memory_bytes) == plain.task_time_s(task)
 
 
-def test_config_switches_the_kernel_model_on():
+def test_kernel_model_is_the_default_and_can_be_switched_off():
     config = ComputeConfig()
+    model = ComputeModel.from_config(config, A100)
+    assert isinstance(model.roofline, KernelRoofline)
+    assert model.roofline.kernel.gemm == pytest.approx(267.9 / 312)  # the A100's published MAMF
+    assert model.roofline.kernel.attention is not None and model.roofline.kernel.sm_count == 108
+    config.kernels.enabled = False
     assert type(ComputeModel.from_config(config, A100).roofline) is Roofline
     config.kernels.enabled = True
     config.kernels.host_per_launch = "40us"

@@ -66,7 +66,7 @@ from ddlsim.workload.llm.arithmetic import (
 )
 from ddlsim.workload.llm.layout import ParallelLayout
 from ddlsim.workload.llm.shape import DENSE, MOE, DecoderShape
-from ddlsim.workload.llm.stages import chunk_offsets, describe, stage_layers
+from ddlsim.workload.llm.stages import chunk_offsets
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES
 
 ADAM_MOMENT_BYTES = 8  # two fp32 moments
@@ -283,8 +283,3 @@ def check_fits(stages: tuple[StageMemory, ...], layout: ParallelLayout, options:
 
 def memory_per_gpu(stages: tuple[StageMemory, ...]) -> tuple[int, ...]:
     return tuple(math.ceil(memory.total_bytes) for memory in stages)
-
-
-def stage_layers_text(layout: ParallelLayout, layers: int) -> str:
-    """Per-stage layers as a compact string (``7,8x14,7``)."""
-    return describe(stage_layers(layout.layers_of_chunks(layers), layout.pp))

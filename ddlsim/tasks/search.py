@@ -55,7 +55,9 @@ class SearchTaskConfig:
     """`gpus`: GPU budgets (each plan uses exactly that many). Lists of degrees to try: `tensor`,
     `pipeline` ([]: every divisor of the layers up to `max_pipeline`), `virtual_stages`,
     `context`, `expert` ([]: powers of two dividing the experts up to `max_expert`, 1 for dense
-    models), `zero`, `micro_batch`, `recompute`; `sequence_parallel` with TP > 1. `top`: plans
+    models), `zero`, `micro_batch`, `recompute`; `sequence_parallel` with TP > 1; `uneven_stages`:
+    also pipelines that do not divide the layers and fewer layers on the end stages
+    (`search_space.py`). `top`: plans
     kept (ranked) per budget. `prune`: skip plans whose lower bound cannot beat the `top`-th
     best. `collectives`: per-fabric collective algorithm, as in `task=train`."""
 
@@ -72,6 +74,7 @@ class SearchTaskConfig:
     micro_batch: list[int] = field(default_factory=lambda: [1, 2])
     recompute: list[str] = field(default_factory=lambda: ["none", "selective", "full"])
     sequence_parallel: bool = True
+    uneven_stages: bool = True
     top: int = 10
     prune: bool = True
     progress: bool = True
@@ -147,7 +150,8 @@ class PlanSearch:
                         disable=not self.progress or len(enumeration.candidates) < 2000 or None):
             try:
                 plan = partition_decoder(self.shape, key.parallel(), memory, self.model.global_batch,
-                                         check_memory=False)
+                                         check_memory=False, precision=self.precision,
+                                         grad_precision=self.grad_precision)
             except ConfigError:
                 stats.invalid += 1
                 continue
@@ -266,7 +270,7 @@ class SearchTask:
         space = SearchSpace(tuple(config.tensor), tuple(config.pipeline), config.max_pipeline,
                             tuple(config.virtual_stages), tuple(config.context), tuple(config.expert),
                             config.max_expert, tuple(config.zero), tuple(config.micro_batch),
-                            tuple(config.recompute), config.sequence_parallel)
+                            tuple(config.recompute), config.sequence_parallel, config.uneven_stages)
         train = TrainTask.from_config(TrainTaskConfig(collectives=dict(config.collectives)))
         return cls(tuple(sorted(set(config.gpus))), space, config.top, config.prune, config.progress, train)
 

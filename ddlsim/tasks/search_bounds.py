@@ -75,11 +75,11 @@ def chain_bound_s(shape: DecoderShape, plan: DecoderPlan, layers: LayerCompute, 
                   moe_comm_s: float = 0.0) -> float:
     """The chain bound of the module docstring for one partitioned plan (`*_comm_s`: a layer's
     blocking collectives per micro-batch, 0 for the compute bound)."""
-    pp, chunks = plan.pp, plan.layout.chunks
-    per_chunk = shape.layers // chunks
-    steps = []
+    pp, chunks, chunk_layers = plan.pp, plan.layout.chunks, plan.chunk_layers
+    steps, first = [], 0
     for chunk in range(chunks):
-        dense, moe = shape.layer_counts(chunk * per_chunk, per_chunk)
+        dense, moe = shape.layer_counts(first, chunk_layers[chunk])
+        first += chunk_layers[chunk]
         step = dense * (layers.dense_f + layers.dense_b + dense_comm_s) + \
             moe * (layers.moe_f + layers.moe_b + moe_comm_s)
         if chunk == 0:

@@ -2,13 +2,23 @@
 before any arithmetic.
 
 A plan is one choice of every degree and option (`PlanKey`): tensor, context, pipeline, virtual
-stages, expert, ZeRO stage, micro-batch, recompute, with data = gpus / (tensor x context x
-pipeline). `enumerate_plans` walks the Cartesian product of the configured lists in a fixed order
-and sets aside, as *invalid*, combinations that break a rule of `docs/workload.md` that needs no
-partition (a degree that does not divide what it splits, a global batch that does not divide
-into micro-batches, interleaving without pipeline stages or with micro-batches that are not a
-multiple of them, ...). Anything these rules miss is caught by `check_plan` later; they only
-save its cost.
+stages, expert, ZeRO stage, micro-batch, recompute, the layers of the first and last pipeline
+stages, with data = gpus / (tensor x context x pipeline).
+
+Uneven stages (`uneven_stages`, on by default): pipelines that do not divide the layers are
+tried where Megatron-Core's embedding/loss accounting splits them exactly (L + 1 or L + 2
+layers divide by the pipeline: Llama 3 405B's 126 layers on 4, 8 or 16 stages), with the
+automatic split of `ddlsim/workload/llm/stages.py`; where the split is even, the same split with
+one layer per chunk fewer on the first and the last stage (Megatron-Core's
+``num_layers_in_first/last_pipeline_stage``) is tried beside it when the middle stages can take
+those layers evenly. That adds a few pipelines and a few splits, not a dimension.
+
+`enumerate_plans` walks the Cartesian product of the configured lists in a fixed order and sets
+aside, as *invalid*, combinations that break a rule of `docs/workload.md` that needs no partition
+(a degree that does not divide what it splits, layers that do not split over the pipeline, a
+global batch that does not divide into micro-batches, interleaving without pipeline stages or
+with micro-batches that are not a multiple of them, ...). Anything these rules miss is caught by
+`check_plan` later; they only save its cost.
 """
 
 from __future__ import annotations
@@ -19,10 +29,11 @@ from dataclasses import dataclass
 from ddlsim.errors import ConfigError
 from ddlsim.workload.llm.layout import tp_divides
 from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.llm.stages import split_layers
 from ddlsim.workload.parallel import RECOMPUTE_POLICIES, ParallelConfig
 
 PLAN_FIELDS = ("gpus", "tensor", "context", "pipeline", "virtual_stages", "data", "expert", "zero", "micro_batch",
-               "recompute")
+               "recompute", "first_stage_layers", "last_stage_layers")
 
 
 @dataclass(frozen=True, order=True)
@@ -40,16 +51,21 @@ class PlanKey:
     micro_batch: int
     recompute: str
     sequence_parallel: bool
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
 
     def parallel(self) -> ParallelConfig:
         return ParallelConfig(tensor=self.tensor, context=self.context, data=self.data, pipeline=self.pipeline,
                               virtual_stages=self.virtual_stages, expert=self.expert, zero=self.zero,
                               micro_batch=self.micro_batch, gpus=self.gpus, max_gpus=max(self.gpus, 1),
-                              recompute=self.recompute, sequence_parallel=self.sequence_parallel)
+                              recompute=self.recompute, sequence_parallel=self.sequence_parallel,
+                              first_stage_layers=self.first_stage_layers, last_stage_layers=self.last_stage_layers)
 
     def label(self) -> str:
+        ends = f" (first {self.first_stage_layers}, last {self.last_stage_layers} layers)" \
+            if self.first_stage_layers or self.last_stage_layers else ""
         parts = [f"TP {self.tensor}", f"CP {self.context}" if self.context > 1 else "",
-                 f"PP {self.pipeline}" + (f" x v {self.virtual_stages}" if self.virtual_stages > 1 else ""),
+                 f"PP {self.pipeline}" + (f" x v {self.virtual_stages}" if self.virtual_stages > 1 else "") + ends,
                  f"DP {self.data}", f"EP {self.expert}" if self.expert > 1 else "", f"ZeRO {self.zero}",
                  f"mb {self.micro_batch}", f"recompute {self.recompute}"]
         return ", ".join(part for part in parts if part)
@@ -70,6 +86,7 @@ class SearchSpace:
     micro_batch: tuple[int, ...] = (1, 2)
     recompute: tuple[str, ...] = ("none", "selective", "full")
     sequence_parallel: bool = True
+    uneven_stages: bool = True
 
     def __post_init__(self) -> None:
         for key in ("tensor", "pipeline", "virtual_stages", "context", "expert", "micro_batch"):
@@ -90,7 +107,26 @@ class SearchSpace:
     def pipelines(self, shape: DecoderShape) -> tuple[int, ...]:
         if self.pipeline:
             return self.pipeline
-        return tuple(p for p in range(1, min(shape.layers, self.max_pipeline) + 1) if shape.layers % p == 0)
+        layers = shape.layers
+        return tuple(p for p in range(1, min(layers, self.max_pipeline) + 1)
+                     if layers % p == 0 or (self.uneven_stages and ((layers + 1) % p == 0 or (layers + 2) % p == 0)))
+
+    def splits(self, shape: DecoderShape, pipeline: int, virtual_stages: int) -> tuple[tuple[int, int], ...]:
+        """(first_stage_layers, last_stage_layers) to try; () when the layers do not split."""
+        try:
+            chunk_layers = split_layers(shape.layers, pipeline, virtual_stages)
+        except ConfigError:
+            return ()
+        found = [(0, 0)]
+        even = min(chunk_layers) == max(chunk_layers)
+        if self.uneven_stages and even and pipeline >= 3 and chunk_layers[0] > 1:
+            ends = virtual_stages * (chunk_layers[0] - 1)
+            try:
+                split_layers(shape.layers, pipeline, virtual_stages, ends, ends)
+                found.append((ends, ends))
+            except ConfigError:
+                pass
+        return tuple(found)
 
     def experts(self, shape: DecoderShape) -> tuple[int, ...]:
         if self.expert:
@@ -115,19 +151,23 @@ def enumerate_plans(space: SearchSpace, shape: DecoderShape, global_batch: int, 
     result = Enumeration([])
     seq, moe = shape.layer.seq_len, shape.moe
     sequence_parallel = (False, True) if not space.sequence_parallel else (True,)
+    pipelines = space.pipelines(shape)
+    splits = {(pp, v): space.splits(shape, pp, v) for pp in pipelines for v in space.virtual_stages}
     for tp, cp, pp, v, ep, zero, mb, recompute, sp in itertools.product(
-            space.tensor, space.context, space.pipelines(shape), space.virtual_stages, space.experts(shape),
+            space.tensor, space.context, pipelines, space.virtual_stages, space.experts(shape),
             space.zero, space.micro_batch, space.recompute, sequence_parallel):
-        result.enumerated += 1
+        ends = splits[(pp, v)]
+        result.enumerated += max(1, len(ends))
         sp = sp and tp > 1
         model_split = tp * cp * pp
         data = gpus // model_split if gpus % model_split == 0 else 0
         micro_batches = global_batch // (data * mb) if data and global_batch % (data * mb) == 0 else 0
-        if (not data or not micro_batches or not tp_divides(shape, tp) or shape.layers % (pp * v)
+        if (not data or not micro_batches or not tp_divides(shape, tp) or not ends
                 or (v > 1 and (pp == 1 or micro_batches % pp)) or (cp > 1 and seq % (2 * cp))
                 or (moe is None and ep > 1) or (moe is not None and (moe.experts % ep or (data * cp) % ep))
                 or (moe is not None and tp > 1 and not sp)):
-            result.invalid += 1
+            result.invalid += max(1, len(ends))
             continue
-        result.candidates.append(PlanKey(gpus, tp, cp, pp, v, data, ep, zero, mb, recompute, sp))
+        for first, last in ends:
+            result.candidates.append(PlanKey(gpus, tp, cp, pp, v, data, ep, zero, mb, recompute, sp, first, last))
     return result

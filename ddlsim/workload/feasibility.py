@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.types import Precision
 from ddlsim.workload.llm.memory import check_fits
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.llm.shape import DecoderShape
@@ -42,10 +43,12 @@ class PlanCheck:
 
 
 def check_decoder_plan(shape: DecoderShape, parallel: ParallelConfig, memory_bytes: int,
-                       global_batch: int = 0) -> PlanCheck:
+                       global_batch: int = 0, precision: Precision = Precision.BF16,
+                       grad_precision: Precision | None = None) -> PlanCheck:
     """Rules and memory of a decoder plan, without building tasks or pricing anything."""
     try:
-        plan = partition_decoder(shape, parallel, memory_bytes, global_batch, check_memory=False)
+        plan = partition_decoder(shape, parallel, memory_bytes, global_batch, check_memory=False,
+                                 precision=precision, grad_precision=grad_precision)
     except ConfigError as error:
         return PlanCheck(False, "config", str(error), device_memory_bytes=memory_bytes)
     except InfeasibleError as error:

@@ -2,8 +2,8 @@
 
 `GptShape` is `ddlsim.workload.llm.shape.DecoderShape` (a GPT is the dense case with learned
 positions and tied embeddings), `GptPlan` is `DecoderPlan` and `partition_gpt` is
-`partition_decoder`: see those modules for Megatron-LM's conventions (rank order, even layer
-split, vocabulary padding, global batch) and `llm/memory.py` for the memory model.
+`partition_decoder`: see those modules for Megatron-LM's conventions (rank order, layer split,
+vocabulary padding, global batch) and `llm/memory.py` for the memory model.
 """
 
 from __future__ import annotations

@@ -8,8 +8,16 @@ Degrees and how they compose (docs/workload.md, "Parallel plans"):
 - ``expert`` (EP) does not multiply: for the expert layers it is carved out of the DP x CP ranks
   (Megatron-Core's convention, expert tensor parallel = TP), so it must divide data x context.
 - ``virtual_stages`` splits each pipeline stage into that many model chunks (interleaved 1F1B).
+- ``first_stage_layers`` / ``last_stage_layers`` (0: automatic) set the layers of the first and
+  last pipeline stages, Megatron-Core's ``num_layers_in_first/last_pipeline_stage``; automatic is
+  an even split where pipeline x virtual_stages divides the layers, else fewer layers on the first
+  and last stages (`ddlsim/workload/llm/stages.py`).
 - ``zero`` shards optimizer states (1), gradients too (2) or parameters too (3, FSDP) over the
   data-parallel ranks (DP x CP for dense parameters, DP x CP / EP for expert parameters).
+- ``main_grads_dtype``: the type of the gradient buffer the backward accumulates into and the
+  data-parallel reduction reads (Megatron-Core's ``main_grad``): ``fp32``, ``bf16`` or ``fp16``;
+  empty is Megatron-LM's default: fp32 for bf16 and fp32 training, the model's gradient-reduction
+  type for fp16 (memory only: `ddlsim/workload/llm/memory.py`).
 - ``recompute``: ``none``, ``selective`` (the attention core, Korthikanti et al. 2022) or ``full``
   (every layer from its input). Empty means "follow ``activation_checkpointing``", the older key:
   true is ``full``, false is ``none``. When both are given they must agree.
@@ -22,12 +30,14 @@ from dataclasses import dataclass, replace
 from ddlsim.errors import ConfigError
 
 RECOMPUTE_POLICIES = ("none", "selective", "full")
+MAIN_GRADS_DTYPES = ("fp32", "bf16", "fp16")
 ZERO_STAGES = (0, 1, 2, 3)
 # The value each option has when a plan does not use it; a model that cannot honour an option
 # rejects any other value (`reject_unsupported`).
 NEUTRAL = {"tensor": (0, 1), "data": (0,), "pipeline": (1,), "context": (1,), "expert": (1,),
-           "virtual_stages": (1,), "zero": (0,), "micro_batch": (0,), "gpus": (0,),
-           "sequence_parallel": (False,), "activation_offload": (False,)}
+           "virtual_stages": (1,), "first_stage_layers": (0,), "last_stage_layers": (0,), "zero": (0,),
+           "micro_batch": (0,), "gpus": (0,), "sequence_parallel": (False,), "activation_offload": (False,),
+           "main_grads_dtype": ("",)}
 
 
 @dataclass
@@ -51,6 +61,8 @@ class ParallelConfig:
     context: int = 1
     expert: int = 1
     virtual_stages: int = 1
+    first_stage_layers: int = 0
+    last_stage_layers: int = 0
     zero: int = 0
     micro_batch: int = 0
     gpus: int = 0
@@ -61,9 +73,10 @@ class ParallelConfig:
     activation_checkpointing: bool = True
     activation_offload: bool = False
     power_of_two: bool = True
+    main_grads_dtype: str = ""
 
     def __post_init__(self) -> None:
-        for key in ("tensor", "data", "micro_batch", "gpus"):
+        for key in ("tensor", "data", "micro_batch", "gpus", "first_stage_layers", "last_stage_layers"):
             if getattr(self, key) < 0:
                 raise ConfigError(key, getattr(self, key), "must be >= 0 (0 lets the partitioner choose)")
         for key in ("pipeline", "context", "expert", "virtual_stages", "max_gpus"):
@@ -72,6 +85,9 @@ class ParallelConfig:
         if self.zero not in ZERO_STAGES:
             raise ConfigError("zero", self.zero, "must be 0 (off), 1 (optimizer states), 2 (and gradients) or "
                                                  "3 (and parameters, FSDP)")
+        if self.main_grads_dtype and self.main_grads_dtype not in MAIN_GRADS_DTYPES:
+            raise ConfigError("main_grads_dtype", self.main_grads_dtype,
+                              f"must be one of {', '.join(MAIN_GRADS_DTYPES)} (or empty: Megatron-LM's default)")
         if self.recompute and self.recompute not in RECOMPUTE_POLICIES:
             raise ConfigError("recompute", self.recompute, f"must be one of {', '.join(RECOMPUTE_POLICIES)} "
                                                            "(or empty to follow activation_checkpointing)")

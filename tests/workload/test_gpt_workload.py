@@ -75,8 +75,8 @@ def test_one_stage_plan_has_no_transfers_and_one_gradient_all_reduce():
 
 
 def test_invalid_and_impossible_plans():
-    with pytest.raises(ConfigError, match="divide the 10 layers"):
-        gpt(layers=10).build_workload(ParallelConfig(tensor=1, data=1, pipeline=4), 80 * GIB)
+    with pytest.raises(ConfigError, match="cannot split the 10 layers over pipeline 4 x virtual_stages 2"):
+        gpt(layers=10).build_workload(ParallelConfig(tensor=1, data=1, pipeline=4, virtual_stages=2), 80 * GIB)
     with pytest.raises(ConfigError, match="multiple of data parallel x micro-batch"):
         gpt(global_batch=30).build_workload(ParallelConfig(tensor=1, data=4, micro_batch=2), 80 * GIB)
     with pytest.raises(InfeasibleError, match="pipeline stage 0 needs"):

@@ -49,12 +49,13 @@ def test_zero_1_and_2_reduce_scatter_gradients_and_all_gather_parameters_once_pe
 
 
 @pytest.mark.parametrize(("zero", "state_bytes"), [
-    (0, 16 * 93_602_816), (1, 7 * 93_602_816), (2, 5.5 * 93_602_816),
-    (3, 4 * 93_602_816 + 6 * 7_604_224)])
+    (0, 18 * 93_602_816), (1, 9 * 93_602_816), (2, 6 * 93_602_816),
+    (3, 4.5 * 93_602_816 + 8 * 7_604_224)])
 def test_model_states_per_zero_stage(zero, state_bytes):
-    """ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes per parameter, sharded over N = 4:
-    ZeRO 1: 4 + 12/4 = 7 bytes; ZeRO 2: 2 + 14/4 = 5.5; ZeRO 3: 16/4 = 4, plus the unsharded
-    weights of the current and the prefetched layer and its gradients (6 x 7,604,224 bytes)."""
+    """Megatron-Core's distributed optimizer (docs/user-guide/features/dist_optimizer.md), bf16
+    weights with fp32 main gradients: 2 + 4 + 12 bytes per parameter, sharded over N = 4:
+    ZeRO 1: 6 + 12/4 = 9 bytes; ZeRO 2: 2 + 16/4 = 6; ZeRO 3: 18/4 = 4.5, plus the unsharded
+    weights of the current and the prefetched layer and its fp32 gradients (8 x 7,604,224 bytes)."""
     plan = partition_decoder(llama_like(), ParallelConfig(tensor=2, data=4, zero=zero, micro_batch=1), 80 * GIB, 8)
     assert plan.stages[0].state_bytes == pytest.approx(state_bytes)
 
@@ -196,28 +197,33 @@ def test_interleaved_pipeline_chunks_and_sends():
 
 
 def test_interleaved_pipeline_keeps_more_micro_batches_in_flight():
-    """Full recompute keeps each layer's input, 2 s b h = 4,194,304 bytes. Interleaved (p 2, v 2,
-    m 4): stage 0 holds min(2 (p - 1) + (v - 1) p + 1, m v) = 5 chunks of 2 layers, stage 1
-    min(0 + 2 + 1, 8) = 3 (1F1B: 2 and 1 micro-batches of 4 layers). Plus one layer's working
-    activations (RMSNorm, QKV and MLP inputs 2,048 x 1,024 x 8 = 16,777,216; Q, K, V and the
-    projection input 2,048 x (2,048 + 1,024 + 2,048) = 10,485,760; SwiGLU 2,048 x 4,096 x 8 =
-    67,108,864; softmax 16 x 2,048^2 x 2 = 134,217,728: 228,589,568) and on the last stage the
-    fp32 logits and final norm input, 2,048 x (4 x 32,000 + 2 x 1,024) = 266,338,304."""
-    working, logits, kept = 228_589_568, 266_338_304, 4_194_304
+    """Full recompute keeps each layer's input, 2 s b h = 4,194,304 bytes, and chunk 0 its token
+    ids, 8 s = 16,384 bytes. Interleaved (p 2, v 2, m 4; Megatron-Core's schedule table runs
+    micro-batch groups of 2 chunk after chunk): stage 0 warms up with 2 (p - 1) + (v - 1) p = 4
+    forwards and then alternates a forward with a backward (of chunk 2 first): it peaks at
+    5 forwards of 2 layers, four of them of chunk 0; stage 1 at (v - 1) p + 1 = 3 (1F1B: 2 and 1
+    micro-batches of 4 layers). Plus one layer's working activations (RMSNorm, QKV and MLP inputs
+    2,048 x 1,024 x 8 = 16,777,216; Q, K, V and the projection input 2,048 x (2,048 + 1,024 +
+    2,048) = 10,485,760; fused SwiGLU input and down-projection input 2,048 x 4,096 x 6 =
+    50,331,648; softmax 16 x 2,048^2 x 2 = 134,217,728: 211,812,352) and on the last stage the
+    output layer's: fp32 softmax 2,048 x 4 x 32,000 = 262,144,000, final norm input and output
+    2 x 2,048 x 1,024 x 2 = 8,388,608: 270,532,608."""
+    working, output, kept, ids = 211_812_352, 270_532_608, 4_194_304, 16_384
     interleaved = partition_decoder(llama_like(), ParallelConfig(tensor=1, pipeline=2, virtual_stages=2, data=1,
                                                                  micro_batch=1), 80 * GIB, 4)
     assert [memory.activation_bytes for memory in interleaved.stages] == \
-        [5 * 2 * kept + working, 3 * 2 * kept + working + logits]
+        [5 * 2 * kept + 4 * ids + working, 3 * 2 * kept + working + output]
     plain = partition_decoder(llama_like(), ParallelConfig(tensor=1, pipeline=2, data=1, micro_batch=1), 80 * GIB, 4)
-    assert [memory.activation_bytes for memory in plain.stages] == [2 * 4 * kept + working,
-                                                                    1 * 4 * kept + working + logits]
+    assert [memory.activation_bytes for memory in plain.stages] == [2 * (4 * kept + ids) + working,
+                                                                    1 * 4 * kept + working + output]
 
 
 def test_selective_recompute_recomputes_only_the_attention_core():
     """Selective recompute (Korthikanti et al. 2022, Sec. 5), TP 2: the backward reruns only
     scores and context, 4 b s^2 h / t = 4 x 2,048^2 x 1,024 / 2 = 8,589,934,592 FLOPs, with no
-    collective. Kept per layer (TP 1): all activations but the softmax, 228,589,568 -
-    134,217,728 = 94,371,840 bytes; plus one layer's softmax during its recompute."""
+    collective. Kept per layer (TP 1): all activations but the softmax, 211,812,352 -
+    134,217,728 = 77,594,624 bytes, and the token ids (16,384); plus one layer's softmax during
+    its recompute and the output layer's 270,532,608."""
     workload = build(llama_like(), 2, tensor=2, data=1, micro_batch=1, recompute="selective")
     backward = next(block for block in workload.blocks if block.name == "backward")
     recompute = [task for task in backward.tasks if task.phase is Phase.RECOMPUTE]
@@ -225,7 +231,7 @@ def test_selective_recompute_recomputes_only_the_attention_core():
     assert recompute[0].flop == 8_589_934_592 and recompute[0].signature.model_kind == "attention_core"
     plan = partition_decoder(llama_like(), ParallelConfig(tensor=1, data=1, micro_batch=1, recompute="selective"),
                              80 * GIB, 1)
-    assert plan.stages[0].activation_bytes == 8 * 94_371_840 + 134_217_728 + 266_338_304
+    assert plan.stages[0].activation_bytes == 8 * 77_594_624 + 16_384 + 134_217_728 + 270_532_608
     assert workload.plan["recompute"] == "selective" and not workload.plan["activation_checkpointing"]
 
 
@@ -237,7 +243,9 @@ def test_gpt_activations_follow_korthikanti_table_2(tp, sp, policy, per_layer):
     """Korthikanti et al. 2022, Table 2: activation bytes per layer in units of s b h for a GPT
     layer (MHA, 4h GeLU MLP, dropout), by tensor parallelism, sequence parallelism and recompute.
     One stage, one micro-batch: the stage keeps L layers' worth, plus for selective recompute one
-    layer's attention core (5as/(ht)) and for full recompute one layer's whole activations."""
+    layer's attention core (5as/(ht)) and for full recompute one layer's whole activations; the
+    embedding's token ids (8 sb) and dropout mask (sbh, / t with SP), the output layer's fp32
+    softmax (4 s b V / t) and the final norm's input and output (4 sbh, / t with SP)."""
     from ddlsim.workload.llm.shape import DecoderShape
     from ddlsim.workload.transformer_layer import LayerShape
 
@@ -250,5 +258,6 @@ def test_gpt_activations_follow_korthikanti_table_2(tp, sp, policy, per_layer):
             "34/t + 5as/(ht)": 34 / t + core, "10 + 24/t": 10 + 24 / t, "34/t": 34 / t, "2": 2, "2/t": 2 / t}[per_layer]
     full = (34 / t if sp else 10 + 24 / t) + core
     extra = {"none": 0.0, "selective": core, "full": full}[policy]
-    logits = s * b * (4 * shape.local_vocab(tp) + 2 * h)
-    assert plan.stages[0].activation_bytes == pytest.approx(s * b * h * (layers * unit + extra) + logits)
+    split = t if sp else 1
+    ends = 8 * s * b + s * b * h / split + s * b * 4 * shape.local_vocab(tp) + 4 * s * b * h / split
+    assert plan.stages[0].activation_bytes == pytest.approx(s * b * h * (layers * unit + extra) + ends)

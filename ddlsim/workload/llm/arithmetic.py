@@ -21,11 +21,12 @@ backward; shared experts keep what a dense MLP of their width keeps.
 
 from __future__ import annotations
 
-from ddlsim.workload.llm.shape import MOE, DecoderShape, mlp_params
+from ddlsim.workload.llm.shape import FLASH, MOE, DecoderShape, mlp_params
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES
 
 A = ACTIVATION_BYTES
 ROUTER_BYTES_PER_EXPERT = 4  # fp32 routing probabilities, one per expert per token
+LSE_BYTES = 4  # flash attention's fp32 log-sum-exp, one per query and head (FlashAttention-2, Alg. 1)
 
 
 def query_tokens(shape: DecoderShape, batch: int, cp: int = 1) -> int:
@@ -80,18 +81,31 @@ def layer_forward_flop(shape: DecoderShape, kind: str, batch: int, tp: int, cp: 
         mlp_flop(shape, kind, tokens, tp)
 
 
-def attention_core_bytes(shape: DecoderShape, batch: int, tp: int, cp: int = 1) -> float:
-    """Kept attention-core activations: softmax output, dropout mask and dropout output."""
+def attention_core_bytes(shape: DecoderShape, batch: int, tp: int, cp: int = 1, *, saved: bool = False) -> float:
+    """Kept attention-core activations: softmax output, dropout mask and dropout output.
+
+    `saved`: what the core keeps as `shape.attention` runs it (`memory.py`): flash keeps only its
+    fp32 log-sum-exp per query and head (its output is the output projection's input, counted
+    with the layer); materialised keeps the terms above.
+    """
     layer = shape.layer
+    if saved and shape.attention == FLASH:
+        return LSE_BYTES * layer.heads * (layer.seq_len // cp) * batch / tp
     mask = MASK_BYTES if layer.dropout else 0
     return layer.heads * (layer.seq_len // cp) * layer.seq_len * batch * (A + mask + (A if layer.dropout else 0)) / tp
 
 
 def layer_activation_bytes(shape: DecoderShape, kind: str, batch: int, tp: int, cp: int = 1,
-                           sequence_parallel: bool = False, attention_core: bool = True) -> float:
+                           sequence_parallel: bool = False, attention_core: bool = True, *, saved: bool = False
+                           ) -> float:
     """Bytes one rank keeps for the backward pass of one layer (no recompute; see the module doc).
 
     `attention_core` False leaves out the attention-core terms (what selective recompute keeps).
+    `saved` counts what Megatron-Core's kernels save (`memory.py`): the attention core as
+    `shape.attention` runs it (`attention_core_bytes`) and, for a gated MLP, the fused SwiGLU's
+    input (gate and up) and the down projection's input, 3 values per MLP column
+    (megatron/core/fusions/fused_bias_swiglu.py saves only its input); without it the terms the
+    roofline's traffic estimate reads (4 values per gated column, the materialised core).
     """
     layer = shape.layer
     s, b, h = layer.seq_len // cp, batch, layer.d_model
@@ -103,7 +117,7 @@ def layer_activation_bytes(shape: DecoderShape, kind: str, batch: int, tp: int, 
         m = shape.mla
         replicated += s * b * A * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_dim)  # compressed Q and KV
         sharded = s * b * A * layer.heads * (2 * m.qk_dim + 2 * m.v_head_dim)  # Q, K, V, output-projection input
-    gated = 4 * A if layer.gated_mlp else 2 * A
+    gated = (3 if saved else 4) * A if layer.gated_mlp else 2 * A
     if kind == MOE:
         moe = shape.moe
         assert moe is not None
@@ -114,10 +128,11 @@ def layer_activation_bytes(shape: DecoderShape, kind: str, batch: int, tp: int, 
     else:
         sharded += s * b * layer.ffn_hidden * gated  # activation-function inputs/outputs
         unsplit = 0.0
-    if attention_core:
-        sharded += layer.heads * s * layer.seq_len * b * (A + mask + (A if layer.dropout else 0))
     replicated_share = replicated / tp if sequence_parallel else replicated
-    return replicated_share + sharded / tp + unsplit
+    total = replicated_share + sharded / tp + unsplit
+    if attention_core:
+        total += attention_core_bytes(shape, batch, tp, cp, saved=saved)
+    return total
 
 
 def layer_input_bytes(shape: DecoderShape, batch: int, tp: int, cp: int = 1, sequence_parallel: bool = False) -> float:

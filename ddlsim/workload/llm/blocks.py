@@ -47,6 +47,7 @@ from ddlsim.workload.llm import arithmetic
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan
 from ddlsim.workload.llm.shape import DENSE, MOE
+from ddlsim.workload.llm.stages import chunk_offsets
 from ddlsim.workload.shard_signatures import lm_head_flop, lm_head_signature
 
 ADAM_FLOP_PER_PARAM = 12.0
@@ -144,10 +145,10 @@ class _Blocks:
     # ---- per-micro-batch blocks -----------------------------------------------------------------------
     def layer_blocks(self, phase: Phase) -> list[TaskBlock]:
         """One block per layer kind and distinct layer count of the chunks (usually one)."""
-        shape, chunks, per_chunk = self.shape, self.layout.chunks, self.plan.layers_per_chunk
+        shape, chunk_layers = self.shape, self.plan.chunk_layers
         counts: dict[tuple[int, int], list[int]] = defaultdict(list)
-        for chunk in range(chunks):
-            counts[shape.layer_counts(chunk * per_chunk, per_chunk)].append(chunk)
+        for chunk, (first, layers) in enumerate(zip(chunk_offsets(chunk_layers), chunk_layers, strict=True)):
+            counts[shape.layer_counts(first, layers)].append(chunk)
         kinds = (DENSE, MOE) if phase is Phase.FORWARD else (MOE, DENSE)
         blocks = []
         for kind in kinds:
@@ -258,10 +259,11 @@ class _Blocks:
         moe = shape.moe
         moe_layer = norms + attention + 1 + (2 if moe and moe.shared_ffn else 0) + \
             (2 * moe.experts // self.layout.ep if moe else 0)
-        per_chunk, layout = self.plan.layers_per_chunk, self.layout
+        chunk_layers, layout = self.plan.chunk_layers, self.layout
+        offsets = chunk_offsets(chunk_layers)
         tensors = 0
-        for v in range(layout.vp):
-            dense, moe_layers = shape.layer_counts((stage + v * layout.pp) * per_chunk, per_chunk)
+        for chunk in range(stage, layout.chunks, layout.pp):
+            dense, moe_layers = shape.layer_counts(offsets[chunk], chunk_layers[chunk])
             tensors += dense * dense_layer + moe_layers * moe_layer
         if stage == 0:
             tensors += 2

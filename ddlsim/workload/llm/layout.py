@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from ddlsim.errors import ConfigError
 from ddlsim.types import GroupLayout
 from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.llm.stages import split_layers
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class ParallelLayout:
     pp: int
     ep: int = 1
     vp: int = 1
+    chunk_layers: tuple[int, ...] = ()  # layers of every model chunk (`stages.split_layers`); () = even
+
+    def layers_of_chunks(self, layers: int) -> tuple[int, ...]:
+        """Layers of every model chunk, in chunk order (stage c mod PP runs chunk c)."""
+        return self.chunk_layers or split_layers(layers, self.pp, self.vp)
 
     @property
     def stage_ranks(self) -> int:
@@ -139,15 +145,17 @@ def check_layout(shape: DecoderShape, layout: ParallelLayout, *, sequence_parall
     if moe is not None and t > 1 and not sequence_parallel:
         raise ConfigError("parallel.sequence_parallel", False,
                           "must be true for an MoE model with tensor parallelism (Megatron-Core requires it)")
-    check_chunks(shape, layout.pp, layout.vp)
+    if layout.chunk_layers and (len(layout.chunk_layers) != layout.chunks or sum(layout.chunk_layers) != shape.layers):
+        raise ConfigError("chunk_layers", layout.chunk_layers, f"must give {layout.chunks} model chunks holding the "
+                                                               f"{shape.layers} layers")
+    layout.layers_of_chunks(shape.layers)
 
 
-def check_chunks(shape: DecoderShape, pipeline: int, virtual_stages: int) -> None:
-    if shape.layers % (pipeline * virtual_stages):
-        key, value = ("parallel.virtual_stages", virtual_stages) if virtual_stages > 1 else \
-            ("parallel.pipeline", pipeline)
-        raise ConfigError(key, value, f"pipeline x virtual_stages = {pipeline * virtual_stages} must divide the "
-                                      f"{shape.layers} layers (Megatron splits them evenly)")
+def check_chunks(shape: DecoderShape, pipeline: int, virtual_stages: int, first: int = 0, last: int = 0
+                 ) -> tuple[int, ...]:
+    """The layers of every model chunk (`stages.py`: Megatron-Core's even, first/last-stage or
+    embedding/loss-accounted splits); `ConfigError` naming the key when none applies."""
+    return split_layers(shape.layers, pipeline, virtual_stages, first, last)
 
 
 def check_micro_batches(layout: ParallelLayout, micro_batches: int) -> None:

@@ -10,8 +10,13 @@ parallelisms (`layout.py` gives the rank order and the rules):
   that max_gpus allows and that divides the global batch into whole micro-batches;
 - the micro-batch is `parallel.micro_batch` (default 1, as Megatron asks for it explicitly), the
   global batch DP x micro-batch x micro-batches (CP ranks share their replica's sequences);
-- layers split evenly over PP x virtual-stage model chunks; the first chunk holds the embeddings,
-  the last the final norm and output layer.
+- layers split over PP x virtual-stage model chunks as Megatron-Core splits them (`stages.py`:
+  evenly, or with fewer layers on the first and last stages, `parallel.first_stage_layers` /
+  `parallel.last_stage_layers`); the first chunk holds the embeddings, the last the final norm and
+  output layer;
+- memory is Megatron-Core's accounting (`memory.py`) in the model's precision: 16-bit weights
+  with fp32 main gradients for bf16 (Megatron-LM's default), the gradient-reduction type for fp16,
+  unless `parallel.main_grads_dtype` says otherwise.
 
 `partition_decoder` is pure arithmetic (no tasks, no torch), so a search can call it for
 thousands of plans per second; `check_memory=False` returns the plan even when it does not fit.
@@ -22,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.types import Precision
 from ddlsim.workload.llm.layout import (
     ParallelLayout,
     check_chunks,
@@ -31,6 +37,7 @@ from ddlsim.workload.llm.layout import (
 )
 from ddlsim.workload.llm.memory import MemoryOptions, StageMemory, check_fits, memory_per_gpu, stage_memory
 from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.llm.stages import stage_layers
 from ddlsim.workload.parallel import ParallelConfig
 
 
@@ -77,12 +84,23 @@ class DecoderPlan:
         return self.options.micro_batches
 
     @property
+    def chunk_layers(self) -> tuple[int, ...]:
+        """Layers of every model chunk, in chunk order (`stages.split_layers`)."""
+        return self.layout.layers_of_chunks(self.shape.layers)
+
+    @property
+    def stage_layers(self) -> tuple[int, ...]:
+        return stage_layers(self.chunk_layers, self.pp)
+
+    @property
     def layers_per_stage(self) -> int:
-        return self.shape.layers // self.pp
+        """The most layers any stage holds (every stage's with an even split)."""
+        return max(self.stage_layers)
 
     @property
     def layers_per_chunk(self) -> int:
-        return self.shape.layers // self.layout.chunks
+        """The most layers any model chunk holds (every chunk's with an even split)."""
+        return max(self.chunk_layers)
 
     @property
     def global_batch(self) -> int:
@@ -113,7 +131,18 @@ class DecoderPlan:
         return max(self.stage_memory_bytes)
 
 
-def _choose_tp(shape: DecoderShape, parallel: ParallelConfig) -> int:
+def main_grad_bytes(parallel: ParallelConfig, precision: Precision, grad_precision: Precision) -> int:
+    """Bytes of a main gradient: `parallel.main_grads_dtype`, else Megatron-LM's default
+    (arguments.py): fp32 for bf16 (and fp8, whose weights are bf16) and fp32 training, the
+    gradient-reduction type for fp16 (`--accumulate-allreduce-grads-in-fp32` is off there)."""
+    if parallel.main_grads_dtype:
+        return 4 if parallel.main_grads_dtype == "fp32" else 2
+    if precision is Precision.FP16:
+        return grad_precision.bytes_per_element
+    return 4
+
+
+def _choose_tp(shape: DecoderShape, parallel: ParallelConfig, chunk_layers: tuple[int, ...]) -> int:
     if parallel.tensor:
         return parallel.tensor
     pp, cp, v, ep = parallel.pipeline, parallel.context, parallel.virtual_stages, parallel.expert
@@ -121,8 +150,8 @@ def _choose_tp(shape: DecoderShape, parallel: ParallelConfig) -> int:
     tp = 1
     while tp <= per_tp:
         whole = not parallel.gpus or per_tp % tp == 0
-        if whole and tp_divides(shape, tp) and max(
-                shape.stage_params_per_rank(s, tp, pp, ep, v) for s in range(pp)) <= parallel.param_limit_per_gpu:
+        if whole and tp_divides(shape, tp) and max(shape.stage_params_per_rank(s, tp, pp, ep, v, chunk_layers)
+                                                   for s in range(pp)) <= parallel.param_limit_per_gpu:
             return tp
         tp *= 2
     raise InfeasibleError(f"no tensor-parallel degree up to {'gpus' if parallel.gpus else 'max_gpus'} / "
@@ -154,14 +183,20 @@ def _choose_dp(parallel: ParallelConfig, tp: int, micro_batch: int, global_batch
 
 
 def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_bytes: int, global_batch: int = 0,
-                      *, check_memory: bool = True) -> DecoderPlan:
-    """Degrees, micro-batches and per-stage memory; `global_batch` 0 means one micro-batch per replica."""
+                      *, check_memory: bool = True, precision: Precision = Precision.BF16,
+                      grad_precision: Precision | None = None) -> DecoderPlan:
+    """Degrees, micro-batches and per-stage memory; `global_batch` 0 means one micro-batch per replica.
+
+    `precision` and `grad_precision` (default: `precision`) are the model's: they set the bytes
+    of weights and main gradients in memory.
+    """
     pp, v = parallel.pipeline, parallel.virtual_stages
-    check_chunks(shape, pp, v)
-    tp = _choose_tp(shape, parallel)
+    chunk_layers = check_chunks(shape, pp, v, parallel.first_stage_layers, parallel.last_stage_layers)
+    tp = _choose_tp(shape, parallel, chunk_layers)
     micro_batch = parallel.micro_batch or 1
     dp = _choose_dp(parallel, tp, micro_batch, global_batch)
-    layout = ParallelLayout(tp=tp, cp=parallel.context, dp=dp, pp=pp, ep=parallel.expert, vp=v)
+    layout = ParallelLayout(tp=tp, cp=parallel.context, dp=dp, pp=pp, ep=parallel.expert, vp=v,
+                            chunk_layers=chunk_layers)
     check_layout(shape, layout, sequence_parallel=parallel.sequence_parallel)
     if layout.num_gpus > parallel.max_gpus:
         raise InfeasibleError(f"tensor {tp} x context {layout.cp} x data {dp} x pipeline {pp} GPUs exceed "
@@ -177,7 +212,9 @@ def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_byte
     check_micro_batches(layout, micro_batches)
     options = MemoryOptions(micro_batch=micro_batch, micro_batches=micro_batches, recompute=parallel.recompute_policy,
                             sequence_parallel=parallel.sequence_parallel,
-                            activation_offload=parallel.activation_offload, zero=parallel.zero)
+                            activation_offload=parallel.activation_offload, zero=parallel.zero,
+                            param_bytes=max(2, precision.bytes_per_element),
+                            grad_bytes=main_grad_bytes(parallel, precision, grad_precision or precision))
     stages = stage_memory(shape, layout, options)
     if check_memory:
         check_fits(stages, layout, options, memory_bytes)

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from ddlsim.errors import ConfigError
+from ddlsim.workload.llm.stages import split_layers
 from ddlsim.workload.transformer_layer import LayerShape
 
 DEFAULT_VOCAB_MULTIPLE = 128
@@ -213,14 +214,17 @@ class DecoderShape:
                                                                    self.layer.gated_mlp)
         return self.params() - moe_layers * unused
 
-    def chunk_params_per_rank(self, chunk: int, chunks: int, tp: int, ep: int = 1) -> tuple[int, int]:
+    def chunk_params_per_rank(self, chunk: int, chunks: int, tp: int, ep: int = 1,
+                              chunk_layers: tuple[int, ...] = ()) -> tuple[int, int]:
         """(dense, expert) parameters of model chunk `chunk` of `chunks` on one rank.
 
-        Chunk c holds layers c L/chunks .. (c+1) L/chunks - 1; the first chunk adds the embeddings,
-        the last the final norm and output layer. With one chunk per stage this is a stage.
+        `chunk_layers` gives every chunk's layers (`stages.split_layers`; empty: an even split);
+        chunk c holds the layers after those of chunks 0 .. c - 1. The first chunk adds the
+        embeddings, the last the final norm and output layer. With one chunk per stage this is a stage.
         """
-        per_chunk = self.layers // chunks
-        dense_layers, moe_layers = self.layer_counts(chunk * per_chunk, per_chunk)
+        counts = chunk_layers or split_layers(self.layers, chunks)
+        first = sum(counts[:chunk])
+        dense_layers, moe_layers = self.layer_counts(first, counts[chunk])
         dense = dense_layers * self.layer_params_per_rank(DENSE, tp)[0]
         expert = 0
         if moe_layers:
@@ -234,8 +238,9 @@ class DecoderShape:
         return dense, expert
 
     def stage_params_per_rank(self, stage: int, tp: int, pipeline: int, ep: int = 1,
-                              virtual_stages: int = 1) -> int:
+                              virtual_stages: int = 1, chunk_layers: tuple[int, ...] = ()) -> int:
         """All parameters one rank of pipeline stage `stage` holds (its `virtual_stages` chunks)."""
         chunks = pipeline * virtual_stages
-        return sum(sum(self.chunk_params_per_rank(stage + v * pipeline, chunks, tp, ep))
+        counts = chunk_layers or split_layers(self.layers, pipeline, virtual_stages)
+        return sum(sum(self.chunk_params_per_rank(stage + v * pipeline, chunks, tp, ep, counts))
                    for v in range(virtual_stages))

@@ -8,6 +8,7 @@ from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan, partition_decoder
 from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.llm.stages import describe
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
 
@@ -47,6 +48,7 @@ def plan_fields(plan: DecoderPlan, precision: Precision, grad_precision: Precisi
         "kv_heads": shape.kv_heads,
         "layers": shape.layers,
         "layers_per_stage": plan.layers_per_stage,
+        "stage_layers": describe(plan.stage_layers),
         "ffn_hidden": layer.ffn_hidden,
         "seq_len": layer.seq_len,
         "vocab": shape.vocab,
@@ -63,7 +65,8 @@ def plan_fields(plan: DecoderPlan, precision: Precision, grad_precision: Precisi
 def build_decoder_workload(name: str, shape: DecoderShape, parallel: ParallelConfig, memory_bytes: int, *,
                            global_batch: int, num_steps: int, precision: Precision, grad_precision: Precision,
                            scatter_gather: bool = True, kernel_bytes: KernelBytes | None = None) -> Workload:
-    plan = partition_decoder(shape, parallel, memory_bytes, global_batch)
+    plan = partition_decoder(shape, parallel, memory_bytes, global_batch, precision=precision,
+                             grad_precision=grad_precision)
     blocks = decoder_blocks(plan, precision, grad_precision, scatter_gather, kernel_bytes)
     return Workload(name=name, num_ranks=plan.num_gpus, blocks=blocks, global_batch=plan.global_batch,
                     num_steps=num_steps, plan=plan_fields(plan, precision, grad_precision))

@@ -105,7 +105,8 @@ class GptModel:
 
     def check_plan(self, parallel: ParallelConfig, memory_bytes: int):
         """Whether `parallel` fits (rules and memory) without building tasks: a `PlanCheck`."""
-        return check_decoder_plan(self.shape, parallel, memory_bytes, self.global_batch)
+        return check_decoder_plan(self.shape, parallel, memory_bytes, self.global_batch, self.precision,
+                                  self.grad_precision)
 
 
 def gpt_blocks(plan: DecoderPlan, precision: Precision, grad_precision: Precision, parallel: ParallelConfig,

@@ -169,7 +169,7 @@ class HfTransformer:
         """Whether `parallel` fits (rules and memory) without building tasks (decoders)."""
         if self.decoder is None:
             raise ConfigError("config", self.config_name, "check_plan covers decoders; build the workload instead")
-        return check_decoder_plan(self.decoder, parallel, memory_bytes, self.global_batch)
+        return check_decoder_plan(self.decoder, parallel, memory_bytes, self.global_batch, self.precision)
 
 
 def known_config(name: str) -> dict[str, Any]:

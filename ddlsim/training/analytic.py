@@ -93,7 +93,8 @@ class _Pipeline:
             starts = end - durations
             return end, starts[:, None], [(float(starts[trace]), float(end[trace]))] if self.overlap else []
         result = interleaved_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
-                                  table(backward, "send_s"), self.micro, trace if self.overlap else None)
+                                  table(backward, "send_s"), self.micro, trace if self.overlap else None,
+                                  record_starts=self.overlap)
         return result.end_s, result.last_backward_start_s, result.intervals
 
     def stage_chunks(self, stage: int) -> list[int]:

@@ -48,9 +48,9 @@ class _Tables:
     the hand-overs it sends, whom it waits for before sending (s - 1, s + 1 or the sentinel) and
     whose batch it receives."""
 
-    def __init__(self, costs: dict[str, np.ndarray], micro: int) -> None:
+    def __init__(self, costs: dict[str, np.ndarray], micro: int, records: bool = True) -> None:
         v, p = costs["F"].shape
-        self.stages, self.virtual, self.micro = p, v, micro
+        self.stages, self.virtual, self.micro, self.records = p, v, micro, records
         self.costs = {key: np.vstack([value, np.zeros((1, p))]).ravel() for key, value in costs.items()}  # v: none
         self.warmup = warmup_steps(np.arange(p), p, v)
         split = np.nonzero(separate_backward_receive(np.arange(p), micro * v - 1, p, v, micro))[0]
@@ -76,7 +76,7 @@ class _Tables:
                                                  (send_prev[:, down], down))):
             np.copyto(peers[row, :, :p], neighbour, where=mask)
         records: list = [None] * count  # where the last micro-batch's backward bodies start
-        if first + count - 1 >= n - 1:  # the last micro-batch's backwards all come after round N - 2
+        if self.records and first + count - 1 >= n - 1:  # the last micro-batch's backwards come after N - 2
             rounds, stages = np.nonzero((group_b < v) & (back >= n - p * v) & (back % p == p - 1))
             for k, begin, end in _runs(rounds):
                 rows = stages[begin:end]
@@ -111,14 +111,15 @@ def _rows(table: tuple, first: int, count: int) -> tuple:
 
 
 def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_s: np.ndarray,
-                     backward_send_s: np.ndarray, micro_batches: int, trace_stage: int | None = None
-                     ) -> InterleavedEnds:
+                     backward_send_s: np.ndarray, micro_batches: int, trace_stage: int | None = None,
+                     record_starts: bool = True) -> InterleavedEnds:
     """Step bodies and hand-over send times indexed [group, stage] (chunk g p + s); m a multiple
-    of p. `trace_stage`: record that stage's op intervals from the end of the steady middle on."""
+    of p. `trace_stage`: record that stage's op intervals from the end of the steady middle on;
+    `record_starts` False leaves `last_backward_start_s` NaN (only gradient buckets need it)."""
     costs = {"F": forward_s, "B": backward_s, "tF": forward_send_s, "tB": backward_send_s}
     costs = {key: np.asarray(value, dtype=float) for key, value in costs.items()}
     virtual, stages = costs["F"].shape
-    tables = _Tables(costs, micro_batches)
+    tables = _Tables(costs, micro_batches, record_starts)
     n, period = micro_batches * virtual, stages * virtual
     last_round = last_slot(0, stages, virtual, micro_batches)
     steady_first, steady_last = int(tables.warmup[0]), n - 2  # rounds that repeat every period

@@ -15,7 +15,7 @@ Overlap settings (the `training.overlap` key):
 `overlap_p2p_comm` (Megatron-Core's `ModelParallelConfig.overlap_p2p_comm`, default False there
 and here) only concerns the interleaved pipeline schedule, as in Megatron: False issues every
 stage-to-stage exchange as one blocking batch of sends and receives after each chunk step pair;
-True posts the steady-state sends and receives asynchronously (`ddlsim.training.interleaved`).
+True posts the steady-state sends and receives asynchronously (`ddlsim.training.exchanges`).
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from ddlsim.training.interleaved import (
     separate_backward_receive,
     slot_actions,
     step_chunk,
+    step_micro_batch,
     warmup_steps,
 )
 from ddlsim.training.pipeline import (
@@ -68,6 +69,8 @@ class _Stage:
 
 
 class _Layout:
+    """The graph being built: each step's body and hand-over blocks, and every stage's waits."""
+
     def __init__(self, workload: Workload, pricer: Pricer, settings: TrainingSettings) -> None:
         steps = split_steps(workload)
         self.body = {"F": tuple(b for b in steps.forward if not is_handover(b)),
@@ -89,10 +92,11 @@ class _Layout:
         last = self.builder.last.get(stream_of(stage))
         return self.state[stage].pending + ((last,) if last is not None else ())
 
-    def compute(self, stage: int, kind: str, chunk: int, micro: int, extra: Deps = ()) -> None:
+    def compute(self, stage: int, kind: str, chunk: int, micro: int) -> None:
+        """Add the body of `stage`'s step (after what it waits for, a posted receive included)."""
         state = self.state[stage]
         expand = self.dp_overlap and kind == "B" and micro == self.m - 1
-        deps = state.pending + state.recv.pop(kind, ()) + extra
+        deps = state.pending + state.recv.pop(kind, ())
         last, backward = self.builder.step(self.body[kind], stage, f"{kind}{micro}c{chunk}", deps, expand, chunk)
         state.pending = deps if last is None else ()
         if expand:
@@ -135,8 +139,7 @@ def _flags(layout: _Layout, stage: int, slot: int) -> tuple[bool, bool, bool, bo
 
 def _chunk_micro(layout: _Layout, stage: int, slot: int, kind: str) -> tuple[int, int]:
     step = slot if kind == "F" else slot - warmup_steps(stage, layout.p, layout.v)
-    return step_chunk(step, stage, layout.p, layout.v, kind == "F"), \
-        (step // (layout.p * layout.v)) * layout.p + step % layout.p
+    return step_chunk(step, stage, layout.p, layout.v, kind == "F"), step_micro_batch(step, layout.p, layout.v)
 
 
 def _blocking_round(layout: _Layout, round_index: int) -> None:

@@ -45,6 +45,7 @@ class _Pipeline:
         self.stages, self.virtual, self.micro = pipeline_stages(workload), virtual_stages(workload), \
             micro_batches(workload)
         self.chunks = self.stages * self.virtual
+        self.p2p_overlap = settings.overlap_p2p_comm
         self.steps = split_steps(workload)
         self.costs: ChunkSteps = chunk_steps(self.steps, self.chunks, pricer)
         self.overlap = settings.overlap is Overlap.DP_BACKWARD
@@ -53,19 +54,20 @@ class _Pipeline:
         if self.overlap:
             for cost in self.costs.backward:
                 if id(cost) not in self.expanded:
-                    self.expanded[id(cost)] = cost.expanded(pricer)
+                    self.expanded[id(cost)] = cost.expanded(pricer, body=self.virtual > 1)
 
     def chunk(self, group: int, stage: int) -> int:
         return group * self.stages + stage
 
     def supported(self) -> bool:
         p, v, m = self.stages, self.virtual, self.micro
-        if m < 1 or (v > 1 and m % p):
+        if m < 1 or (v > 1 and (m % p or self.p2p_overlap)):
             return False
-        if v == 1:
-            lags = [cost.lag_s for cost in self.costs.forward[:-1]] + [cost.lag_s for cost in self.costs.backward[1:]]
-            if not all(math.isfinite(lag) for lag in lags):
-                return False
+        if v > 1:  # the schedule sends nothing from the last chunk's forward or chunk 0's backward
+            return not (self.costs.forward[-1].send_ops or self.costs.backward[0].send_ops)
+        lags = [cost.lag_s for cost in self.costs.forward[:-1]] + [cost.lag_s for cost in self.costs.backward[1:]]
+        if not all(math.isfinite(lag) for lag in lags):
+            return False
         if self.overlap:  # the last micro-batch's backward is expanded; its hand-over must not move
             for chunk, cost in enumerate(self.costs.backward):
                 lag = self.expanded[id(cost)][3]
@@ -79,15 +81,20 @@ class _Pipeline:
         indexed [stage, group], and with overlap the `trace` stage's steps from its last micro-batch's
         first backward on)."""
         p, v = self.stages, self.virtual
-        forward = np.array([[cost.duration_s for cost in self.costs.forward[g * p:(g + 1) * p]] for g in range(v)])
-        backward = np.array([[cost.duration_s for cost in self.costs.backward[g * p:(g + 1) * p]] for g in range(v)])
-        lag_f = np.array([[cost.lag_s for cost in self.costs.forward[g * p:(g + 1) * p]] for g in range(v)])
-        lag_b = np.array([[cost.lag_s for cost in self.costs.backward[g * p:(g + 1) * p]] for g in range(v)])
+
+        def table(costs: tuple[StepCost, ...], field: str) -> np.ndarray:
+            return np.array([[getattr(cost, field) for cost in costs[g * p:(g + 1) * p]] for g in range(v)])
+
+        forward, backward = self.costs.forward, self.costs.backward
         if v == 1:
-            end = one_f_one_b_ends(forward[0], backward[0], lag_f[0], lag_b[0], self.micro)
-            starts = end - backward[0]
+            durations = table(backward, "duration_s")[0]
+            end = one_f_one_b_ends(table(forward, "duration_s")[0], durations, table(forward, "lag_s")[0],
+                                   table(backward, "lag_s")[0], self.micro)
+            starts = end - durations
             return end, starts[:, None], [(float(starts[trace]), float(end[trace]))] if self.overlap else []
-        result = interleaved_ends(forward, backward, lag_f, lag_b, self.micro, trace if self.overlap else None)
+        result = interleaved_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
+                                  table(backward, "send_s"), self.micro, trace if self.overlap else None,
+                                  record_starts=self.overlap)
         return result.end_s, result.last_backward_start_s, result.intervals
 
     def stage_chunks(self, stage: int) -> list[int]:
@@ -149,7 +156,8 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
         for source, time_s in cost.compute_by_source_s:
             by_source[source] += m * count * time_s
         if pipeline.overlap and ident in backward_ids:
-            num_ops += count * (len(pipeline.expanded[ident][0]) - len(cost.ops))
+            expanded_ops = len(pipeline.expanded[ident][0]) + (cost.send_ops if pipeline.virtual > 1 else 0)
+            num_ops += count * (expanded_ops - len(cost.ops))
     for source, time_s in tail.by_source.items():
         by_source[source] += time_s
     devices.update(tail.devices)

@@ -1,34 +1,104 @@
-"""The interleaved 1F1B pipeline schedule (Narayanan et al. 2021, Sec. 2.2.2; Megatron-LM's
-``forward_backward_pipelining_with_interleaving``).
+"""The interleaved 1F1B pipeline schedule as Megatron-Core runs it (Narayanan et al. 2021, Sec.
+2.2.2; ``forward_backward_pipelining_with_interleaving`` in Megatron-Core's
+``megatron/core/pipeline_parallel/schedules.py``, its sends and receives in ``p2p_communication.py``).
 
-With p stages and v virtual stages each stage runs v model chunks: chunk c (0 .. p v - 1) holds
-layers c L / (p v) onward and runs on stage c mod p, so a micro-batch visits every stage v
-times. The workload's per-micro-batch blocks name chunks in `TaskBlock.stages` (the embedding on
-chunk 0, the output layer on chunk p v - 1, sends on every chunk but the last); its
-per-iteration blocks name stages. Stage s runs m v forward and m v backward chunk steps in
-Megatron's order:
+Chunks and order. With p stages and v virtual stages each stage runs v model chunks: chunk c
+(0 .. p v - 1) holds layers c L / (p v) onward and runs on stage c mod p. Stage s runs N = m v
+forward and N backward chunk steps, micro-batches taken in groups of p (Megatron-Core's default
+``microbatch_group_size_per_vp_stage`` = p):
 
-    forward k  -> chunk (k // p) mod v of the stage, micro-batch (k // (p v)) p + k mod p
-    backward k -> chunk v - 1 - (k // p) mod v, the same micro-batch
-    warm-up w = min(2 (p - s - 1) + (v - 1) p, m v) forwards, then one forward and one backward
-    at a time, then the remaining backwards.
+    forward step k  -> chunk ((k // p) mod v) p + s, micro-batch (k // (p v)) p + k mod p
+    backward step k -> chunk (v - 1 - (k // p) mod v) p + s, the same micro-batch
+    warm-up w_s = 2 (p - s - 1) + (v - 1) p forwards (at most N), then one forward and one
+    backward at a time, then the remaining backwards.
 
-m must be a multiple of p (Megatron's rule; the workload checks it). A step waits for the
-previous chunk's send (forward) or the next chunk's (backward), as in 1F1B; sends occupy the
-sender's stream. With equal stages and free communication, the bubble is (p - 1)(F + B) / v,
-a fraction (p - 1) / (v m) of the ideal time m (F + B) (tests/training/test_interleaved.py).
-With v = 1 the schedule is 1F1B exactly (Megatron runs its non-interleaved schedule then).
+m must be a multiple of p (Megatron-Core raises otherwise). With v = 1 Megatron runs its
+non-interleaved schedule, and so does ddlsim (`pipeline.py`).
+
+Slots and exchanges. Number stage s's loop iterations as slots q = 0 .. N - 1 + w_s: slot q
+runs F(q) if q < N, then B(q - w_s) if q >= w_s, then calls Megatron's p2p communicator once
+(``send_forward_recv_forward`` in the warm-up, ``send_forward_backward_recv_forward_backward``
+in the steady state, ``send_backward_recv_backward`` in the cool-down; slot -1 is the first
+``recv_forward``). That exchange sends what the slot produced (F's output to the next stage
+unless it is the last chunk, B's input gradient to the previous stage unless it is chunk 0) and
+receives what slot q + 1 needs (its forward's input unless chunk 0, its backward's output
+gradient unless the last chunk); stage p - 1's next stage is stage 0. A stage whose warm-up
+holds all its forwards (w_s >= N) receives its first output gradient in a call of its own
+(``recv_backward``), after its last forward exchange; where w_s = N that falls in the same slot
+(`separate_backward_receive`). Every tensor moves
+between neighbours whose exchanges fall in the same round r = q + s (`exchange_flags`; the
+tests check the flags against Megatron-Core's ``recv_tensor_from_previous_stage``), so
+`ddlsim.training.exchanges` lays the iteration out a round at a time, and `rounds.py` sums it
+up that way. How the exchanges block (``training.overlap_p2p_comm``) is described there.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ddlsim.errors import ConfigError
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pipeline import Action, micro_batches, one_f_one_b_order, run_pipeline, virtual_stages
+from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages, register_schedule
+from ddlsim.training.schedules import register_schedule
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.types import Workload
+
+# The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).
+
+
+def warmup_steps(stage: Any, stages: int, virtual: int) -> Any:
+    """Megatron's warm-up forwards of `stage`, before clipping to m v."""
+    return 2 * (stages - stage - 1) + (virtual - 1) * stages
+
+
+def step_chunk(step: Any, stage: Any, stages: int, virtual: int, forward: bool) -> Any:
+    """The model chunk of `stage`'s forward (or backward) step `step`."""
+    group = (step // stages) % virtual
+    return (group if forward else virtual - 1 - group) * stages + stage
+
+
+def step_micro_batch(step: Any, stages: int, virtual: int) -> Any:
+    return (step // (stages * virtual)) * stages + step % stages
+
+
+def exchange_flags(stage: Any, slot: Any, stages: int, virtual: int, micro: int) -> tuple[Any, Any, Any, Any]:
+    """(send_next, send_prev, recv_prev, recv_next) of `stage`'s exchange after `slot`."""
+    n, last = micro * virtual, stages * virtual - 1
+    back = slot - warmup_steps(stage, stages, virtual)
+    send_next = (slot >= 0) & (slot < n) & (step_chunk(slot, stage, stages, virtual, True) != last)
+    send_prev = (back >= 0) & (back < n) & (step_chunk(back, stage, stages, virtual, False) != 0)
+    recv_prev = (slot + 1 >= 0) & (slot + 1 < n) & (step_chunk(slot + 1, stage, stages, virtual, True) != 0)
+    recv_next = (back + 1 >= 0) & (back + 1 < n) & (step_chunk(back + 1, stage, stages, virtual, False) != last)
+    return send_next, send_prev, recv_prev, recv_next
+
+
+def separate_backward_receive(stage: Any, slot: Any, stages: int, virtual: int, micro: int) -> Any:
+    """True where the slot's exchange is two calls: the forward one, then ``recv_backward``
+    (the stage's warm-up is exactly its m v forwards and this is the last of them)."""
+    n = micro * virtual
+    return (warmup_steps(stage, stages, virtual) == n) & (slot == n - 1)
+
+
+def check_micro_batches(stages: int, micro: int) -> None:
+    if micro % stages:
+        raise ConfigError("micro_batches", micro, f"must be a multiple of the {stages} pipeline stages for the "
+                                                  "interleaved schedule")
+
+
+def slot_actions(stage: int, slot: int, stages: int, virtual: int, micro: int) -> list[Action]:
+    """What `stage` computes in `slot`: its forward step, then its backward step, where they exist."""
+    n, back = micro * virtual, slot - warmup_steps(stage, stages, virtual)
+    actions: list[Action] = []
+    if 0 <= slot < n:
+        actions.append(("F", step_chunk(slot, stage, stages, virtual, True), step_micro_batch(slot, stages, virtual)))
+    if 0 <= back < n:
+        actions.append(("B", step_chunk(back, stage, stages, virtual, False), step_micro_batch(back, stages, virtual)))
+    return actions
+
+
+def last_slot(stage: int, stages: int, virtual: int, micro: int) -> int:
+    return micro * virtual - 1 + warmup_steps(stage, stages, virtual)
 
 
 def interleaved_order(stage: int, stages: int, chunks_per_stage: int, micro: int) -> list[Action]:
@@ -36,27 +106,15 @@ def interleaved_order(stage: int, stages: int, chunks_per_stage: int, micro: int
     p, v, m = stages, chunks_per_stage, micro
     if v == 1:
         return [(kind, stage, j) for kind, j in one_f_one_b_order(stage, p, m)]
-    if m % p:
-        raise ConfigError("micro_batches", m, f"must be a multiple of the {p} pipeline stages for the "
-                                              "interleaved schedule")
-    total = m * v
-
-    def action(kind: str, k: int) -> Action:
-        group = (k // p) % v
-        chunk = group if kind == "F" else v - 1 - group
-        return kind, chunk * p + stage, (k // (p * v)) * p + k % p
-
-    warmup = min(2 * (p - stage - 1) + (v - 1) * p, total)
-    order = [action("F", k) for k in range(warmup)]
-    for i in range(total - warmup):
-        order += [action("F", warmup + i), action("B", i)]
-    order += [action("B", k) for k in range(total - warmup, total)]
-    return order
+    check_micro_batches(p, m)
+    return [action for slot in range(last_slot(stage, p, v, m) + 1) for action in slot_actions(stage, slot, p, v, m)]
 
 
 @register_schedule("interleaved_1f1b")
 def interleaved_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
     """The interleaved 1F1B iteration graph (see the module docstring); 1F1B when v = 1."""
-    stages, v, micro = pipeline_stages(workload), virtual_stages(workload), micro_batches(workload)
-    orders = [interleaved_order(stage, stages, v, micro) for stage in range(stages)]
-    return run_pipeline(workload, pricer, settings, orders, stages * v)
+    if virtual_stages(workload) == 1:
+        return one_f_one_b_schedule(workload, pricer, settings)
+    from ddlsim.training.exchanges import interleaved_graph
+
+    return interleaved_graph(workload, pricer, settings)

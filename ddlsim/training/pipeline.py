@@ -72,6 +72,13 @@ class PipelineSteps:
     tail: tuple[TaskBlock, ...]
 
 
+def is_handover(block: TaskBlock) -> bool:
+    """A per-micro-batch block of stage-to-stage sends only (``pipeline_send_*``): the hand-over
+    that the interleaved schedule issues in its exchange after the step (`exchanges.py`)."""
+    return block.per_micro_batch and bool(block.tasks) and all(
+        isinstance(task, CollectiveCall) and task.op is CollectiveOp.SEND_RECV for task in block.tasks)
+
+
 def _is_forward(block: TaskBlock) -> bool:
     return all(task.phase is Phase.FORWARD for task in block.tasks)
 
@@ -114,12 +121,13 @@ class _Builder:
         return op
 
     def step(self, blocks: tuple[TaskBlock, ...], stage: int, tag: str, deps: tuple[int, ...],
-             expand: bool = False, chunk: int | None = None) -> tuple[int | None, list[int]]:
+             expand: bool = False, chunk: int | None = None, stream: str | None = None
+             ) -> tuple[int | None, list[int]]:
         """Add one step of `stage` (of its model `chunk`, default the stage itself); return (the op
         the next stage waits for, its backward compute ops).
 
         The next stage waits for the step's send; a step without one (a free transfer) hands over
-        at its last op.
+        at its last op; None when the step adds no op.
         """
         send, backward, last = None, [], None
         chunk = stage if chunk is None else chunk
@@ -130,7 +138,7 @@ class _Builder:
             for index, executions in enumerate(repeats):
                 for task in block.tasks:
                     label = f"{block.name}[{tag}{'' if not expand else f'.{index}'}].{getattr(task, 'name', '')}"
-                    op = self.add(stage, task, executions * task.count, label, deps)
+                    op = self.add(stage, task, executions * task.count, label, deps, stream)
                     deps, last = (), op.index
                     if isinstance(task, CollectiveCall) and task.op is CollectiveOp.SEND_RECV:
                         send = op.index
@@ -209,8 +217,9 @@ def run_pipeline(workload: Workload, pricer: Pricer, settings: TrainingSettings,
 
 
 def _add_tail(builder: _Builder, tail: tuple[TaskBlock, ...], last_backward: dict[int, list[int]],
-              overlap: bool) -> None:
-    waiting: dict[int, tuple[int, ...]] = {}
+              overlap: bool, waiting: dict[int, tuple[int, ...]] | None = None) -> None:
+    """`waiting`: ops each stage's first tail op must also wait for (its last exchange's)."""
+    waiting = {stage: deps for stage, deps in (waiting or {}).items() if deps}
     for block in tail:
         stages = [stage for stage in range(builder.stages) if block.runs_on(stage)]
         for task in block.tasks:

@@ -1,26 +1,27 @@
-"""The interleaved 1F1B pipeline stepped a round at a time, all stages at once, skipping the
-periodic middle.
+"""The interleaved 1F1B pipeline with Megatron-Core's blocking exchanges, stepped a round at a
+time, all stages at once, skipping the periodic middle.
 
-Stage s runs slots q = 0, 1, ...: slot q is forward micro-step q (if q < N = m v), then backward
-micro-step q - w_s (if q >= w_s), with w_s = 2 (p - s - 1) + (v - 1) p the warm-up of
-`interleaved.interleaved_order`. Forward micro-step q is chunk group (q // p) mod v, backward
-micro-step i is group v - 1 - (i // p) mod v; micro-step indices of one (group, micro-batch)
-are the same on every stage. Hence slot q of stage s depends on
+In round r stage s runs slot q = r - s (`interleaved.py`): the body of its forward step
+(without the hand-over send) if 0 <= q < N = m v, the body of its backward step if
+0 <= q - w_s < N, then its exchange (`exchanges.py`, ``overlap_p2p_comm`` False). With X_s the
+time stage s's stream is free after round r - 1 (indices mod p: stage p - 1 sends to stage 0):
 
-    its own slot q - 1 (the stream),
-    slot q of stage s - 1 (forward hand-over; for stage 0 and group g > 0: slot q - p of stage
-        p - 1, the previous chunk), and
-    slot q - 2 of stage s + 1 (backward hand-over; for stage p - 1 and group g < v - 1: slot
-        q + p - 2 of stage 0),
+    A_s = X_s + F + B                                              (arrival at the exchange)
+    E_s = max(A_s, A_{s-1} if s sends to s - 1, A_{s+1} if s sends to s + 1) + tB_s + tF_s
+    X_s = max(E_s, E_{s-1} if s - 1 sent to s, E_{s+1} if s + 1 sent to s)
 
-so in round r = q + s every stage's slot depends only on round r - 1: a round is a handful of
-vector operations over the stages. Between the last warm-up round and the first cool-down round
-every stage runs both halves of its slot and the costs repeat every p v rounds, so the rounds
-form a max-plus linear map that repeats with that period; once a period moves every time by the
-same amount, the rest of the middle is skipped (`closed_form.py` explains why this is exact).
-The work is O((v + 1) p) rounds for warm-up and cool-down plus two or three periods, whatever m
-is. It needs the warm-up unclipped (m v >= w_0); `analytic.py` falls back to the event
-simulation otherwise.
+(tB, tF the gradient and activation hand-overs the stage sends, 0 where it sends none): ten
+vector operations per round, the "if"s being gathers from an extra element that holds -inf.
+Where a stage s receives its first gradient in a ``recv_backward`` of its own
+(`interleaved.separate_backward_receive`), stage s + 1's batch waits for the end of s's first
+call rather than its arrival (one scalar fix-up in that round). Between the last warm-up round
+(w_0) and the round before stage 0's last forward (N - 2) every stage runs both halves of its
+slot and the costs and exchanges repeat every p v rounds, so those rounds form a max-plus
+linear map that repeats with that period; once the state has moved by the same amount in every
+component over a period (checked every p rounds), the rest of the middle is skipped
+(`closed_form.py` explains why this is exact). The work is O((v + 1) p) rounds for warm-up and
+cool-down plus one or two periods, whatever m is; a warm-up clipped by few micro-batches
+(m v < w_s) is stepped the same way, its empty slots costing nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.training.closed_form import PERIODIC_TOLERANCE
+from ddlsim.training.interleaved import last_slot, separate_backward_receive, warmup_steps
 
 
 @dataclass(frozen=True)
@@ -37,109 +39,143 @@ class InterleavedEnds:
     """Per stage: end of its last step, and the start of each chunk's last backward step (by group)."""
 
     end_s: np.ndarray
-    last_backward_start_s: np.ndarray  # (stages, v): start of B(m - 1) of chunk g p + s
-    intervals: list[tuple[float, float]]  # the traced stage's steps in the cool-down, (start, end)
-
-
-def warmups(stages: int, virtual: int) -> np.ndarray:
-    """Megatron's warm-up 2 (p - s - 1) + (v - 1) p of every stage, before clipping to m v."""
-    return 2 * (stages - 1 - np.arange(stages)) + (virtual - 1) * stages
+    last_backward_start_s: np.ndarray  # (stages, v): start of B(m - 1)'s body of chunk g p + s
+    intervals: list[tuple[float, float]]  # the traced stage's ops in the cool-down, (start, end)
 
 
 class _Tables:
-    """Costs and hand-over lags of every stage's two halves in a range of rounds.
+    """Per round, for every stage and a sentinel p (whose times stay -inf): the slot's body cost,
+    the hand-overs it sends, whom it waits for before sending (s - 1, s + 1 or the sentinel) and
+    whose batch it receives."""
 
-    In round r stage s runs forward micro-step r - s and backward micro-step r - s - w_s, where
-    w_s is the unclipped warm-up: with few micro-batches (m v < w_s) a stage runs all its
-    forwards and then, later rounds, all its backwards, which is Megatron's clipped order.
-    Lookups go through tables indexed [group, stage] with one extra group v for "no such half"
-    (cost 0, nothing handed over), so a range of rounds is a few gathers.
-    """
-
-    def __init__(self, forward: np.ndarray, backward: np.ndarray, lag_f: np.ndarray, lag_b: np.ndarray,
-                 micro_steps: int) -> None:
-        v, p = forward.shape
-        self.virtual, self.stages = v, p
-        self.n, self.warmup = micro_steps, warmups(p, v)
-        none = np.zeros((1, p))
-        self.forward = np.vstack([forward, none])
-        self.backward = np.vstack([backward, none])
-        # the lag of the step a stage waits for: stage s - 1's (stage 0: chunk g p - 1, stage p - 1's
-        # of group g - 1), and for backward stage s + 1's (stage p - 1: stage 0's of group g + 1)
-        source_f = np.full((v + 1, p), np.inf)
-        source_f[:v, 1:] = lag_f[:, :-1]
-        source_f[1:v, 0] = lag_f[:-1, -1]
-        source_b = np.full((v + 1, p), np.inf)
-        source_b[:v, :-1] = lag_b[:, 1:]
-        source_b[:v - 1, -1] = lag_b[1:, 0]
-        self.source_f, self.source_b = source_f, source_b
+    def __init__(self, costs: dict[str, np.ndarray], micro: int, records: bool = True) -> None:
+        v, p = costs["F"].shape
+        self.stages, self.virtual, self.micro, self.records = p, v, micro, records
+        self.costs = {key: np.vstack([value, np.zeros((1, p))]).ravel() for key, value in costs.items()}  # v: none
+        self.warmup = warmup_steps(np.arange(p), p, v)
+        split = np.nonzero(separate_backward_receive(np.arange(p), micro * v - 1, p, v, micro))[0]
+        self.split = int(split[0]) if len(split) else None  # w_s = N: slot N - 1, round N - 1 + s
 
     def build(self, first: int, count: int) -> tuple:
-        p, v = self.stages, self.virtual
+        p, v, n = self.stages, self.virtual, self.micro * self.virtual
         stage = np.arange(p)
-        q = np.arange(first, first + count)[:, None] - stage
-        b_step = q - self.warmup
-        group_f = np.where((q >= 0) & (q < self.n), (q // p) % v, v)
-        has_b = (b_step >= 0) & (b_step < self.n)
-        group_b = np.where(has_b, v - 1 - (b_step // p) % v, v)
-        last_b = has_b & (b_step >= self.n - p * v) & (b_step % p == p - 1)
-        records = [None] * count
-        for k in np.nonzero(last_b.any(axis=1))[0]:
-            rows = np.nonzero(last_b[k])[0]
-            records[k] = (rows, group_b[k, rows])
-        return (self.forward[group_f, stage], self.backward[group_b, stage], self.source_f[group_f, stage],
-                self.source_b[group_b, stage], records)
+        slot = np.arange(first, first + count)[:, None] - stage
+        back = slot - self.warmup
+        group_f, group_b = _groups(slot, p, v, n, True), _groups(back, p, v, n, False)  # v: no step
+        send_next = (group_f < v) & ((group_f != v - 1) | (stage != p - 1))  # the last chunk sends nothing on
+        send_prev = (group_b < v) & ((group_b != 0) | (stage != 0))  # nor does chunk 0 back
+        at_f, at_b = group_f * p + stage, group_b * p + stage  # flat [group, stage] indices
+        costs = self.costs
+        cost_f = costs["F"].take(at_f)
+        cost, sends = np.zeros((count, p + 1)), np.zeros((count, p + 1))
+        np.add(cost_f, costs["B"].take(at_b), out=cost[:, :p])
+        np.add(costs["tB"].take(at_b) * send_prev, costs["tF"].take(at_f) * send_next, out=sends[:, :p])
+        peers = np.full((4, count, p + 1), p)  # to_prev, to_next, from_prev, from_next; p: nobody
+        up, down = (stage - 1) % p, (stage + 1) % p
+        for row, (mask, neighbour) in enumerate(((send_prev, up), (send_next, down), (send_next[:, up], up),
+                                                 (send_prev[:, down], down))):
+            np.copyto(peers[row, :, :p], neighbour, where=mask)
+        records: list = [None] * count  # where the last micro-batch's backward bodies start
+        if self.records and first + count - 1 >= n - 1:  # the last micro-batch's backwards come after N - 2
+            rounds, stages = np.nonzero((group_b < v) & (back >= n - p * v) & (back % p == p - 1))
+            for k, begin, end in _runs(rounds):
+                rows = stages[begin:end]
+                records[k] = (rows, group_b[k, rows], cost_f[k, rows])
+        splits: list = [None] * count  # the stage whose recv_backward is a call of its own
+        if self.split is not None and first <= n - 1 + self.split < first + count:
+            splits[n - 1 + self.split - first] = self.split
+        return cost, peers[0], peers[1], sends, peers[2], peers[3], records, splits
 
 
-def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_s: np.ndarray,
-                     backward_lag_s: np.ndarray, micro_batches: int, trace_stage: int | None = None
-                     ) -> InterleavedEnds:
-    """Step durations and lags indexed [group, stage] (chunk g p + s); m a multiple of p. Infinite
-    lags mean the step hands nothing over. `trace_stage`: record that stage's step intervals from
-    the end of the steady middle on."""
-    forward, backward = np.asarray(forward_s, dtype=float), np.asarray(backward_s, dtype=float)
-    virtual, stages = forward.shape
-    n = micro_batches * virtual
-    tables = _Tables(forward, backward, np.asarray(forward_lag_s, dtype=float),
-                     np.asarray(backward_lag_s, dtype=float), n)
-    period = stages * virtual
-    last_round = n - 1 + int(tables.warmup[0])
-    steady_first, steady_last = int(tables.warmup[0]), n - 1  # rounds in which every stage runs both halves
-    state = [np.zeros(stages), np.zeros(stages)]  # a (end of forward halves), b (end of slots)
+def _groups(steps: np.ndarray, stages: int, virtual: int, n: int, forward: bool) -> np.ndarray:
+    """The chunk group of every forward (or backward) step, v where there is no such step."""
+    low = int(steps.min())
+    values = np.arange(low, int(steps.max()) + 1)
+    group = (values // stages) % virtual
+    group = np.where((values >= 0) & (values < n), group if forward else virtual - 1 - group, virtual)
+    return group.take(steps - low)
+
+
+def _runs(values: np.ndarray) -> list[tuple[int, int, int]]:
+    """(value, begin, end) of each run of equal values in a sorted array."""
+    if not len(values):
+        return []
+    edges = np.flatnonzero(np.diff(values)) + 1
+    begins = np.concatenate(([0], edges))
+    ends = np.concatenate((edges, [len(values)]))
+    return [(int(values[b]), int(b), int(e)) for b, e in zip(begins, ends, strict=True)]
+
+
+def _rows(table: tuple, first: int, count: int) -> tuple:
+    return tuple(part[first:first + count] for part in table)
+
+
+def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_s: np.ndarray,
+                     backward_send_s: np.ndarray, micro_batches: int, trace_stage: int | None = None,
+                     record_starts: bool = True) -> InterleavedEnds:
+    """Step bodies and hand-over send times indexed [group, stage] (chunk g p + s); m a multiple
+    of p. `trace_stage`: record that stage's op intervals from the end of the steady middle on;
+    `record_starts` False leaves `last_backward_start_s` NaN (only gradient buckets need it)."""
+    costs = {"F": forward_s, "B": backward_s, "tF": forward_send_s, "tB": backward_send_s}
+    costs = {key: np.asarray(value, dtype=float) for key, value in costs.items()}
+    virtual, stages = costs["F"].shape
+    tables = _Tables(costs, micro_batches, record_starts)
+    n, period = micro_batches * virtual, stages * virtual
+    last_round = last_slot(0, stages, virtual, micro_batches)
+    steady_first, steady_last = int(tables.warmup[0]), n - 2  # rounds that repeat every period
+    state = [np.concatenate([np.zeros(stages), [-np.inf]])]
     starts = np.full((stages, virtual), np.nan)
-    up_index = np.roll(np.arange(stages), 1)  # stage s reads stage s - 1 (stage 0: stage p - 1)
-    down_index = np.roll(np.arange(stages), -1)
     intervals: list[tuple[float, float]] = []
 
-    def run(table: tuple[list, ...], trace: int | None = None) -> None:
-        a, b = state
-        for cf, cb, lf, lb, record in zip(*table, strict=True):
-            a_start = np.maximum(b, a[up_index] - lf)
-            a = a_start + cf
-            start = np.maximum(a, b[down_index] - lb)
-            b = start + cb
+    history: list[np.ndarray] = []  # the state after each steady round, while looking for the period
+
+    def run(table: tuple, trace: int | None = None, keep: bool = False) -> None:
+        x = state[0]
+        for cost, to_prev, to_next, sends, from_prev, from_next, record, split in zip(*table, strict=True):
+            arrive = x + cost
+            end = np.maximum(arrive, arrive[to_prev])
+            np.maximum(end, arrive[to_next], out=end)
+            end += sends
+            if split is not None and to_prev[split + 1] == split:  # s + 1 waits for s's first call
+                t = split + 1
+                posted = max(end[split], end[from_prev[split]])
+                end[t] = max(arrive[t], posted, arrive[to_next[t]]) + sends[t]
             if record is not None:
-                starts[record] = start[record[0]]
+                starts[record[0], record[1]] = x[record[0]] + record[2]
             if trace is not None:
-                intervals.append((float(a_start[trace]), float(a[trace])))
-                intervals.append((float(start[trace]), float(b[trace])))
-        state[:] = [a, b]
+                intervals.extend(((x[trace], arrive[trace]), (end[trace] - sends[trace], end[trace])))
+            x = np.maximum(end, end[from_prev])
+            np.maximum(x, end[from_next], out=x)
+            if keep:
+                history.append(x)
+        state[0] = x
 
     round_index = 0
     if steady_first + 2 * period <= steady_last + 1:
-        # warm-up, then whole periods of the steady middle until one shifts every time equally
-        run(tables.build(0, steady_first))
-        round_index = steady_first
-        steady = tables.build(steady_first, period)  # every steady period has the same costs
-        while round_index + period <= steady_last + 1:
-            before = np.concatenate(state)
-            run(steady)
-            round_index += period
-            moved = np.concatenate(state) - before
-            if moved.max() - moved.min() <= PERIODIC_TOLERANCE * max(float(np.max(np.abs(state[1]))), 1.0):
-                skipped = (steady_last + 1 - round_index) // period
-                state[:] = [part + skipped * float(moved[-1]) for part in state]
-                round_index += skipped * period
+        opening = tables.build(0, steady_first + period)
+        run(_rows(opening, 0, steady_first))
+        steady = _rows(opening, steady_first, period)  # every steady period has the same costs
+        history.append(state[0])  # history[k]: the state before round steady_first + k
+        while len(history) - 1 + stages <= steady_last + 1 - steady_first:
+            run(_rows(steady, (len(history) - 1) % period, stages), keep=True)
+            done = len(history) - 1
+            if done < period:
+                continue
+            now = history[done][:stages]
+            moved = now - history[done - period][:stages]
+            if moved.max() - moved.min() <= PERIODIC_TOLERANCE * max(float(np.max(np.abs(now))), 1.0):
+                # every later steady round is a period's shift of one seen in the last period
+                target = steady_last + 1 - steady_first
+                seen = done - period + (target - (done - period)) % period
+                state[0] = history[seen] + (target - seen) // period * float(moved[-1])
+                round_index = steady_last + 1
                 break
-    run(tables.build(round_index, last_round + 1 - round_index), trace_stage)
-    return InterleavedEnds(state[1], starts, intervals)
+        else:
+            round_index = steady_first + len(history) - 1
+        while round_index <= steady_last:  # what is left of the middle when no period was found
+            offset = (round_index - steady_first) % period
+            count = min(period - offset, steady_last + 1 - round_index)
+            run(_rows(steady, offset, count))
+            round_index += count
+    run(tables.build(round_index, last_round + 1 - round_index), trace_stage)  # records and trace all come here
+    return InterleavedEnds(state[0][:stages], starts, intervals)

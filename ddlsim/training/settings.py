@@ -11,6 +11,11 @@ Overlap settings (the `training.overlap` key):
   its gradients and is then reduced on a separate communication stream while backward goes on.
   The optimizer step waits for the last bucket. Collectives inside the layers (tensor-parallel
   all-reduces, DLRM all-to-alls) still block the computation that follows them.
+
+`overlap_p2p_comm` (Megatron-Core's `ModelParallelConfig.overlap_p2p_comm`, default False there
+and here) only concerns the interleaved pipeline schedule, as in Megatron: False issues every
+stage-to-stage exchange as one blocking batch of sends and receives after each chunk step pair;
+True posts the steady-state sends and receives asynchronously (`ddlsim.training.exchanges`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ class TrainingConfig:
     schedule: str = "auto"
     trace: bool = False  # write the iteration timeline as trace.json into the run's output directory
     engine: str = "auto"
+    overlap_p2p_comm: bool = False  # interleaved schedule: asynchronous stage-to-stage sends (Megatron-Core's option)
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,8 @@ class TrainingSettings:
     `schedule` names the iteration schedule (``sequential`` for one pipeline stage; pipelined
     schedules register themselves in `ddlsim.training.schedules`); ``auto`` picks
     ``sequential`` unless the workload plan asks for pipeline stages. `trace`: the train task
-    writes the iteration timeline as ``trace.json`` (`ddlsim.training.trace`).
+    writes the iteration timeline as ``trace.json`` (`ddlsim.training.trace`). `overlap_p2p_comm`:
+    see the module docstring.
     """
 
     overlap: Overlap = Overlap.NONE
@@ -65,6 +72,7 @@ class TrainingSettings:
     schedule: str = "auto"
     trace: bool = False
     engine: str = "auto"
+    overlap_p2p_comm: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -78,12 +86,15 @@ class TrainingSettings:
             raise ConfigError("schedule", self.schedule, "must name a schedule or be 'auto'")
         if self.engine not in ENGINES:
             raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
+        if not isinstance(self.overlap_p2p_comm, bool):
+            raise ConfigError("overlap_p2p_comm", self.overlap_p2p_comm, "must be true or false")
 
     @classmethod
     def from_config(cls, config: TrainingConfig) -> TrainingSettings:
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
-                   schedule=config.schedule, trace=bool(config.trace), engine=config.engine)
+                   schedule=config.schedule, trace=bool(config.trace), engine=config.engine,
+                   overlap_p2p_comm=config.overlap_p2p_comm)
 
 
 def training_settings(node: Any) -> TrainingSettings:

@@ -9,7 +9,9 @@ so that the closed forms of `closed_form.py` and `rounds.py` never look at singl
 A step hands over at the end of its last send/recv (the stage-to-stage send), or of its last op
 when it has none; `lag_s` is the time from that hand-over to the end of the step (0 when the send
 is the step's last op) and is infinite for an empty step, whose neighbour then waits for nothing,
-as in `pipeline.py`. Chunks whose blocks are the same share one `StepCost` object.
+as in `pipeline.py`. `send_s` is the time of its hand-over blocks (`pipeline.is_handover`), which
+the interleaved schedule issues in its exchange after the step's other ops, the body. Chunks
+whose blocks are the same share one `StepCost` object.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.training.pipeline import PipelineSteps
+from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
 from ddlsim.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
 
@@ -36,18 +38,26 @@ class StepCost:
     blocks: tuple[TaskBlock, ...]
     compute_by_source_s: tuple[tuple[str, float], ...] = ()
     devices: tuple[str, ...] = ()
+    send_s: float = 0.0
+    send_ops: int = 0
+
+    @property
+    def body_s(self) -> float:
+        return self.duration_s - self.send_s
 
     @property
     def empty(self) -> bool:
         return not self.ops
 
-    def expanded(self, pricer: Pricer) -> tuple[list[float], list[float], list[float], float]:
+    def expanded(self, pricer: Pricer, body: bool = False) -> tuple[list[float], list[float], list[float], float]:
         """The step as the schedule writes it when it expands repeats (the last micro-batch's
         backward with ``dp_backward`` overlap): (end offset of every op, durations of its backward
-        compute ops, their end offsets, lag of its hand-over)."""
+        compute ops, their end offsets, lag of its hand-over). `body`: without its hand-over blocks."""
         ends, backward, backward_ends = [], [], []
         clock, handoff = 0.0, None
         for block in self.blocks:
+            if body and is_handover(block):
+                continue
             for _ in range(block.repeat):
                 for task in block.tasks:
                     estimate = _price(pricer, task)
@@ -70,16 +80,19 @@ def _price(pricer: Pricer, task) -> CollectiveEstimate | ComputeEstimate:
 
 def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
     ops: list[Priced] = []
-    clock, handoff, compute = 0.0, None, 0.0
+    clock, handoff, compute, send, send_ops = 0.0, None, 0.0, 0.0, 0
     by_source: dict[str, float] = {}
     devices: dict[str, None] = {}
     for block in blocks:
+        handover = is_handover(block)
         for task in block.tasks:
             estimate = _price(pricer, task)
             executions = block.repeat * task.count
             duration = estimate.time_s * executions
             clock += duration
             ops.append((task, estimate, executions))
+            if handover:
+                send, send_ops = send + duration, send_ops + 1
             if isinstance(task, CollectiveCall):
                 if task.op is CollectiveOp.SEND_RECV:
                     handoff = clock
@@ -90,7 +103,8 @@ def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
     if not ops:
         return StepCost((), 0.0, math.inf, 0.0, blocks)
     handoff = clock if handoff is None else handoff
-    return StepCost(tuple(ops), clock, clock - handoff, compute, blocks, tuple(by_source.items()), tuple(devices))
+    return StepCost(tuple(ops), clock, clock - handoff, compute, blocks, tuple(by_source.items()), tuple(devices),
+                    send, send_ops)
 
 
 def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> list[tuple[int, ...]]:

@@ -149,7 +149,8 @@ def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: flo
     qkv_bias = family == "qwen2" or (family == "qwen2_moe" and bool(_get(config, "qkv_bias", True)))
     return DecoderShape(layer, config["num_hidden_layers"], config["vocab_size"], vocab_multiple=1,
                         tied_embeddings=bool(_get(config, "tie_word_embeddings", False)), position_embeddings=False,
-                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias, attention=attention)
+                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias, attention=attention,
+                        fused_projections=False)
 
 
 def _moe(config: dict[str, Any], family: str, capacity_factor: float) -> tuple[MoeShape | None, int]:

@@ -91,9 +91,9 @@ def test_sequence_parallelism_shards_the_norms_not_the_gemms():
     plain, sharded = (kernels_for(layer_signature(shape, tp=4, sp=sp), Phase.FORWARD) for sp in (False, True))
     norm = {k.name: k.bytes for k in plain if k.kernel_class is KernelClass.NORM}
     norm_sp = {k.name: k.bytes for k in sharded if k.kernel_class is KernelClass.NORM}
-    # 4 x 2 bytes x tokens x h (read residual and branch, write both) + fp32 statistics + the weight
-    assert norm["input_norm"] == 8 * SEQ * H + 4 * SEQ + 2 * H
-    assert norm_sp["input_norm"] == 8 * SEQ // 4 * H + 4 * SEQ // 4 + 2 * H
+    # 2 bytes x tokens x h read and written, fp32 statistics per token, the weight
+    assert norm["input_norm"] == 4 * SEQ * H + 4 * SEQ + 2 * H
+    assert norm_sp["input_norm"] == 4 * SEQ // 4 * H + 4 * SEQ // 4 + 2 * H
     assert [k for k in plain if k.is_gemm] == [k for k in sharded if k.is_gemm]
 
 
@@ -182,8 +182,12 @@ def test_gpt2_layer_has_biases_dropout_masks_and_learned_positions():
     tasks = {task.name: task for task in workload.compute_tasks()}
     layer = kernels_for(tasks["layer_forward"].signature, Phase.FORWARD)
     norm = next(k for k in layer if k.name == "input_norm")
-    # LayerNorm: residual and branch in, both out, a 1-byte mask, mean and rstd, weight, bias, branch bias
-    assert norm.bytes == 8 * 1024 * 768 + 1024 * 768 + 8 * 1024 + 4 * 768 + 2 * 768
+    assert norm.bytes == 4 * 1024 * 768 + 8 * 1024 + 4 * 768  # LayerNorm: in, out, mean and rstd, weight and bias
+    add = next(k for k in layer if k.name == "attention_residual_add")
+    assert add.bytes == 6 * 1024 * 768 + 2 * 768 + 1024 * 768  # branch, its bias and residual in, sum and mask out
+    backward = kernels_for(tasks["layer_backward"].signature, Phase.BACKWARD)
+    assert sum(k.name.endswith("_bias_grad") for k in backward) == 4  # qkv, attention out, mlp in, mlp out
+    assert sum(k.name.endswith("_dropout_backward") for k in backward) == 2
     gemms = [k for k in layer if k.is_gemm]
     assert [k.name for k in gemms] == ["qkv", "attention_out", "mlp_in", "mlp_out"]
     assert gemms[0].bytes == 2 * (1024 * 768 + 768 * 2304 + 1024 * 2304) + 2 * 2304  # bias in the epilogue

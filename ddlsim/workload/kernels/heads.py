@@ -6,11 +6,11 @@ as `fused.py`), for signatures with ``fused_runs``; Megatron's of 2021 are in `m
   dense gradient of the vocabulary slice (zeroed, then the rows' gradients added), the position
   gradient (summed over the batch), and for embeddings tied to the output layer on the same
   rank, the sum of the two gradients.
-- output layer forward: the last layer's residual add fused into the final norm, the logits GEMM,
-  the cross-entropy (an online softmax over the logits: one pass, or two over a vocabulary split
-  over TP, the maximum and the sum of exponentials each all-reduced); backward: the logits'
-  gradient (softmax recomputed from the logits and the saved log-sum-exp), the GEMM gradients
-  and the norm's backward.
+- output layer forward: the final norm, the logits GEMM, the fused cross-entropy (an online
+  softmax over the 16-bit logits: one pass, or two over a vocabulary split over TP, the maximum
+  and the sum of exponentials each all-reduced; it keeps the log-sum-exp); backward: the
+  logits' gradient (the softmax recomputed from the logits and the log-sum-exp), the GEMM
+  gradients and the norm's backward.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ class HeadSpec:
     sp: bool = False
     positions: bool = False
     dropout: bool = False
-    bias: bool = False
     rmsnorm: bool = True
     tied: bool = False
 
@@ -67,13 +66,11 @@ def embedding_kernels(spec: HeadSpec, phase: Phase) -> list[Kernel]:
 
 
 def _final_norm(spec: HeadSpec, backward: bool) -> Kernel:
+    """The final norm (as `parts.norm` and `parts.norm_backward`)."""
     tokens, h = spec.norm_tokens, spec.d_model
     count = 1 if spec.rmsnorm else 2
-    size = (5 if backward else 4) * A * tokens * h + STAT_BYTES * count * tokens + A * count * h
-    if spec.dropout:
-        size += (MASK_BYTES + A) * tokens * h if backward else MASK_BYTES * tokens * h
-    if spec.bias and not backward:
-        size += A * h
+    weights = A * count * h
+    size = (3 if backward else 2) * A * tokens * h + STAT_BYTES * count * tokens + (2 if backward else 1) * weights
     return memory("final_norm_backward" if backward else "final_norm", size, kernel_class=NORM)
 
 
@@ -81,10 +78,11 @@ def lm_head_kernels(spec: HeadSpec, phase: Phase) -> list[Kernel]:
     tokens, h, vocab = spec.tokens, spec.d_model, spec.local_vocab
     logits = float(tokens * vocab)
     if phase is Phase.BACKWARD:
-        return [memory("cross_entropy_backward", 2 * A * logits + STAT_BYTES * tokens, kernel_class=LOSS),
+        return [memory("cross_entropy_backward", 2 * A * logits + (INDEX_BYTES + STAT_BYTES) * tokens,
+                       kernel_class=LOSS),
                 gemm("logits_dgrad", tokens, h, vocab), gemm("logits_wgrad", vocab, h, tokens),
                 _final_norm(spec, backward=True)]
     passes = 1 if spec.tp == 1 else 2
     return [_final_norm(spec, backward=False), gemm("logits", tokens, vocab, h),
-            memory("cross_entropy", passes * A * logits + 2 * STAT_BYTES * tokens, launches=passes,
+            memory("cross_entropy", passes * A * logits + (INDEX_BYTES + STAT_BYTES) * tokens, launches=passes,
                    kernel_class=LOSS)]

@@ -47,8 +47,8 @@ def _head_spec(signature: ShardSignature) -> heads.HeadSpec:
     tp = keys.get("tp", 1)
     return heads.HeadSpec(shape_value(signature, "d_model"), math.ceil(shape_value(signature, "vocab") / tp),
                           shape_value(signature, "seq_len"), signature.local_batch, tp, bool(keys.get("sp", 0)),
-                          bool(keys.get("positions", 0)), bool(keys.get("dropout", 0)), bool(keys.get("bias", 0)),
-                          bool(keys.get("rmsnorm", 0)), bool(keys.get("tied", 0)))
+                          bool(keys.get("positions", 0)), bool(keys.get("dropout", 0)), bool(keys.get("rmsnorm", 0)),
+                          bool(keys.get("tied", 0)))
 
 
 @register_kernels("lm_head")

@@ -5,13 +5,13 @@ rank), the joint KV down-projection (latent and the shared rotary key), the late
 and its up-projection to per-head keys and values, then one kernel that applies the rotary
 positions and assembles Q and K (the rotary key broadcast to every head). The down-projections
 are replicated over tensor parallelism; V is read in place from the up-projection's output.
-Backward mirrors it; the Q and KV paths' input gradients are summed by the norm's backward.
+Backward mirrors it, and adds up the Q and KV paths' input gradients.
 """
 
 from __future__ import annotations
 
 from ddlsim.types import Kernel, KernelClass
-from ddlsim.workload.kernels.parts import STAT_BYTES, linear_backward
+from ddlsim.workload.kernels.parts import STAT_BYTES, grad_sums, linear_backward
 from ddlsim.workload.kernels.primitives import A, gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
 
@@ -39,7 +39,7 @@ def mla_in(spec: LayerSpec) -> list[Kernel]:
             memory("rope", assemble)]
 
 
-def mla_in_backward(spec: LayerSpec) -> tuple[list[Kernel], int]:
+def mla_in_backward(spec: LayerSpec) -> list[Kernel]:
     m, tokens, h, heads = spec.mla, spec.tokens, spec.layer.d_model, spec.heads
     assert m is not None
     table = 2 * A * spec.queries * m.qk_rope_dim
@@ -54,5 +54,6 @@ def mla_in_backward(spec: LayerSpec) -> tuple[list[Kernel], int]:
         kernels += linear_backward("q_proj", tokens, heads * m.qk_dim, h)
     kernels += [*linear_backward("kv_up", tokens, heads * (m.qk_nope_dim + m.v_head_dim), m.kv_lora_rank),
                 _latent_norm("kv_norm_backward", tokens, m.kv_lora_rank, backward=True),
-                *linear_backward("kv_down", tokens, m.kv_lora_rank + m.qk_rope_dim, h)]
-    return kernels, 2
+                *linear_backward("kv_down", tokens, m.kv_lora_rank + m.qk_rope_dim, h),
+                *grad_sums("qkv_dgrad_sum", tokens, h, 1)]
+    return kernels

@@ -19,8 +19,8 @@ the experts' width. Forward:
   experts' output added).
 
 Shared experts are a dense MLP of their total width (split over TP), with Qwen2-MoE's sigmoid
-gate. Backward mirrors each step; the router's and the dispatch's input gradients (and the
-shared experts') are summed by the norm's backward.
+gate. Backward mirrors each step and adds up the router's, the dispatch's (and the shared
+experts') input gradients.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from ddlsim.types import Kernel
-from ddlsim.workload.kernels.parts import activation, linear_backward, projections, projections_backward
+from ddlsim.workload.kernels.parts import activation, grad_sums, linear_backward, projections, projections_backward
 from ddlsim.workload.kernels.primitives import A, gemm, grouped_gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
 
@@ -75,7 +75,7 @@ def moe_mlp(spec: LayerSpec) -> list[Kernel]:
     return [*kernels, memory("combine", combine)]
 
 
-def moe_mlp_backward(spec: LayerSpec) -> tuple[list[Kernel], int]:
+def moe_mlp_backward(spec: LayerSpec) -> list[Kernel]:
     moe, tokens, h = spec.moe, spec.tokens, spec.layer.d_model
     assert moe is not None
     groups, rows = routed_rows(spec)
@@ -96,13 +96,13 @@ def moe_mlp_backward(spec: LayerSpec) -> tuple[list[Kernel], int]:
                memory("dispatch_backward", 2 * A * routed * h + INDEX_BYTES * routed),
                memory("router_topk_backward", 2 * A * tokens * moe.experts + WEIGHT_BYTES * tokens * moe.top_k),
                *linear_backward("router", tokens, moe.experts, h)]
-    partials = 2
+    partials = 2  # the dispatch's and the router's input gradients
     if shared:
         kernels += [*linear_backward("shared_out", tokens, h, shared),
                     activation(spec, "shared_activation", tokens, shared, backward=True),
                     *projections_backward("shared_in", tokens, _widths(spec, shared), h, spec.split)]
-        partials += len(_widths(spec, shared)) if spec.split else 1
+        partials += 1
         if gate:
             kernels += linear_backward("shared_gate", tokens, 1, h)
             partials += 1
-    return kernels, partials
+    return kernels + grad_sums("moe_dgrad_sum", tokens, h, partials - 1)

@@ -1,4 +1,4 @@
-"""The memory-bound kernels and GEMM groups a fused decoder layer is built of (`fused.py`)."""
+"""The kernels and kernel groups a decoder layer of `fused.py` is built of."""
 
 from __future__ import annotations
 
@@ -17,25 +17,42 @@ def _norm_extras(spec: LayerSpec) -> tuple[int, int]:
     return STAT_BYTES * count * spec.norm_tokens, A * count * spec.layer.d_model
 
 
-def add_norm(spec: LayerSpec, name: str) -> Kernel:
-    """A branch's residual add (with its row-parallel bias and dropout) fused into the next norm."""
-    layer, tokens, h = spec.layer, spec.norm_tokens, spec.layer.d_model
+def norm(spec: LayerSpec, name: str) -> Kernel:
+    """RMSNorm or LayerNorm: reads the input and weights, writes the normed activation and the
+    fp32 statistics the backward reuses."""
     stats, weights = _norm_extras(spec)
-    size = 4 * A * tokens * h + stats + weights + (A * h if layer.bias else 0) + \
-        (MASK_BYTES * tokens * h if layer.dropout else 0)
-    return memory(name, size, kernel_class=NORM)
+    return memory(name, 2 * A * spec.norm_tokens * spec.layer.d_model + stats + weights, kernel_class=NORM)
 
 
-def add_norm_backward(spec: LayerSpec, name: str, partials: int = 1) -> Kernel:
-    """Its backward: reads the normed activation's gradient (`partials` GEMM outputs to sum), the
-    saved input and statistics and the residual gradient; writes the residual gradient (and,
-    under dropout, the masked gradient of the branch before it)."""
-    layer, tokens, h = spec.layer, spec.norm_tokens, spec.layer.d_model
+def norm_backward(spec: LayerSpec, name: str) -> Kernel:
+    """Reads the gradient, the saved input, statistics and weights; writes the input's gradient
+    and the weights' gradients."""
     stats, weights = _norm_extras(spec)
-    size = (partials + 3) * A * tokens * h + stats + weights
+    return memory(name, 3 * A * spec.norm_tokens * spec.layer.d_model + stats + 2 * weights, kernel_class=NORM)
+
+
+def residual_add(spec: LayerSpec, name: str) -> Kernel:
+    """A branch added to the residual stream (Megatron's bias-dropout-add): reads the branch (and
+    its row-parallel bias) and the residual, writes the sum (and the dropout mask)."""
+    layer, tokens, h = spec.layer, spec.norm_tokens, spec.layer.d_model
+    size = 3 * A * tokens * h + (A * h if layer.bias else 0) + (MASK_BYTES * tokens * h if layer.dropout else 0)
+    return memory(name, size)
+
+
+def residual_add_backward(spec: LayerSpec, name: str) -> list[Kernel]:
+    """The branch's gradient: through the dropout mask, and the bias gradient (a column sum)."""
+    layer, tokens, h = spec.layer, spec.norm_tokens, spec.layer.d_model
+    kernels = []
     if layer.dropout:
-        size += (MASK_BYTES + A) * tokens * h
-    return memory(name, size, kernel_class=NORM)
+        kernels.append(memory(f"{name}_dropout_backward", (2 * A + MASK_BYTES) * tokens * h))
+    if layer.bias:
+        kernels.append(memory(f"{name}_bias_grad", A * tokens * h + A * h))
+    return kernels
+
+
+def grad_sums(name: str, tokens: int, width: int, count: int) -> list[Kernel]:
+    """`count` additions of two gradients of one tensor (autograd's accumulation: read 2, write 1)."""
+    return [memory(name, 3 * A * tokens * width) for _ in range(count)]
 
 
 def projections(name: str, tokens: int, widths: tuple[int, ...], d_in: int, split: bool,
@@ -50,11 +67,18 @@ def linear_backward(name: str, tokens: int, out_width: int, in_width: int) -> li
 
 
 def projections_backward(name: str, tokens: int, widths: tuple[int, ...], d_in: int, split: bool) -> list[Kernel]:
-    """Gradients of `projections`; split projections' input gradients are summed by the consumer."""
-    if split:
-        return [kernel for index, width in enumerate(widths)
-                for kernel in linear_backward(f"{name}_{index}", tokens, width, d_in)]
-    return linear_backward(name, tokens, sum(widths), d_in)
+    """Gradients of `projections`; split projections' input gradients are added up."""
+    if not split:
+        return linear_backward(name, tokens, sum(widths), d_in)
+    kernels = [kernel for index, width in enumerate(widths)
+               for kernel in linear_backward(f"{name}_{index}", tokens, width, d_in)]
+    return kernels + grad_sums(f"{name}_dgrad_sum", tokens, d_in, len(widths) - 1)
+
+
+def bias_grads(name: str, tokens: int, widths: tuple[int, ...], split: bool) -> list[Kernel]:
+    """Column sums of the output gradients of biased projections (one per GEMM)."""
+    parts = widths if split else (sum(widths),)
+    return [memory(f"{name}_bias_grad", A * tokens * width + A * width) for width in parts]
 
 
 def activation(spec: LayerSpec, name: str, tokens: int, width: int, backward: bool = False) -> Kernel:
@@ -72,13 +96,12 @@ def dense_mlp(spec: LayerSpec) -> list[Kernel]:
             activation(spec, "activation", tokens, f), gemm("mlp_out", tokens, h, f)]
 
 
-def dense_mlp_backward(spec: LayerSpec) -> tuple[list[Kernel], int]:
-    """(kernels, partial input gradients the norm's backward sums)."""
+def dense_mlp_backward(spec: LayerSpec) -> list[Kernel]:
     tokens, h, f = spec.tokens, spec.layer.d_model, spec.ffn
     widths = (f, f) if spec.layer.gated_mlp else (f,)
-    kernels = [*linear_backward("mlp_out", tokens, h, f), activation(spec, "activation", tokens, f, backward=True),
-               *projections_backward("mlp_in", tokens, widths, h, spec.split)]
-    return kernels, len(widths) if spec.split else 1
+    biases = bias_grads("mlp_in", tokens, widths, spec.split) if spec.layer.bias else []
+    return [*linear_backward("mlp_out", tokens, h, f), activation(spec, "activation", tokens, f, backward=True),
+            *biases, *projections_backward("mlp_in", tokens, widths, h, spec.split)]
 
 
 def tp_calls(spec: LayerSpec) -> list[Kernel]:

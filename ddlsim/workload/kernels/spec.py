@@ -50,7 +50,7 @@ def head_keys(shape: DecoderShape, tp: int, sp: bool, chunks: int) -> dict[str, 
         return {}
     layer = shape.layer
     flags = {"fused_runs": 1, "sp": int(sp and tp > 1), "positions": int(shape.position_embeddings),
-             "dropout": int(layer.dropout), "bias": int(layer.bias), "rmsnorm": int(layer.rmsnorm),
+             "dropout": int(layer.dropout), "rmsnorm": int(layer.rmsnorm),
              "tied": int(shape.tied_embeddings and chunks == 1)}
     return {key: value for key, value in flags.items() if value}
 

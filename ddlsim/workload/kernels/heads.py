@@ -3,9 +3,9 @@ as `fused.py`), for signatures with ``fused_runs``; Megatron's of 2021 are in `m
 
 - embedding forward: one kernel gathers this rank's vocabulary rows (out-of-range ids masked),
   adds learned positions and draws the dropout mask where the model has them; backward: the
-  dense gradient of the vocabulary slice (zeroed, then the rows' gradients added), the position
-  gradient (summed over the batch), and for embeddings tied to the output layer on the same
-  rank, the sum of the two gradients.
+  gradient of the vocabulary slice (the rows' gradients added into a zeroed table or, for
+  embeddings tied to the output layer on the same rank, into that layer's weight gradient, read
+  and written once), and the position gradient (summed over the batch).
 - output layer forward: the final norm, the logits GEMM, the fused cross-entropy (an online
   softmax over the 16-bit logits: one pass, or two over a vocabulary split over TP, the maximum
   and the sum of exponentials each all-reduced; it keeps the log-sum-exp); backward: the
@@ -55,12 +55,13 @@ def embedding_kernels(spec: HeadSpec, phase: Phase) -> list[Kernel]:
     mask = MASK_BYTES * tokens * h if spec.dropout else 0
     positions = A * spec.seq_len * h if spec.positions else 0
     if phase is Phase.BACKWARD:
-        kernels = [memory("word_embedding_backward", A * tokens * h + INDEX_BYTES * tokens + mask
-                          + A * spec.local_vocab * h, kernel_class=EMBEDDING)]
+        # the vocabulary slice's gradient written once; tied to the output layer on this rank, that
+        # layer's weight gradient is read and the rows' gradients added into it
+        table = A * spec.local_vocab * h * (2 if spec.tied else 1)
+        kernels = [memory("word_embedding_backward", A * tokens * h + INDEX_BYTES * tokens + mask + table,
+                          kernel_class=EMBEDDING)]
         if spec.positions:
             kernels.append(memory("position_embedding_backward", A * tokens * h + positions, kernel_class=EMBEDDING))
-        if spec.tied:
-            kernels.append(memory("tied_embedding_grad_sum", 3 * A * spec.local_vocab * h))
         return kernels
     return [memory("embedding", 2 * A * tokens * h + INDEX_BYTES * tokens + positions + mask, kernel_class=EMBEDDING)]
 

@@ -34,8 +34,9 @@ NO_MEMORY_LIMIT = 10**15
 CASES = ((8192, 1), (131072, 16))  # (sequence, context parallel)
 
 
-def per_token(seq: int, cp: int, pipeline: int, micro_batch: int, device, compute) -> tuple[float, dict]:
-    """(GPU-seconds per token, seconds by kernel class) of one micro-batch over all stages."""
+def per_token(seq: int, cp: int, pipeline: int, micro_batch: int, device, compute) -> tuple[float, dict, float]:
+    """(GPU-seconds per token, seconds by kernel class, FLOPs per token) of one micro-batch over all
+    stages."""
     shape = decoder_shape(load_config("llama3_405b"), seq_len=seq)
     parallel = ParallelConfig(tensor=8, pipeline=pipeline, context=cp, data=1, micro_batch=micro_batch,
                               recompute="none", sequence_parallel=True)
@@ -44,6 +45,7 @@ def per_token(seq: int, cp: int, pipeline: int, micro_batch: int, device, comput
                                       grad_precision=Precision.BF16)
     peak, bandwidth = device.peak(Precision.BF16), device.memory_bandwidth_bytes_per_s
     by_class: dict[str, float] = defaultdict(float)
+    flop = 0.0
     for block in workload.blocks:
         if not block.per_micro_batch:
             continue
@@ -53,10 +55,11 @@ def per_token(seq: int, cp: int, pipeline: int, micro_batch: int, device, comput
                 for kernel in kernels_for(task.signature, task.phase):
                     time_s = kernel_time_s(kernel, peak, bandwidth, compute.roofline.kernel)
                     by_class[kernel.kernel_class.value] += stages * block.repeat * task.count * time_s
+                    flop += stages * block.repeat * task.count * kernel.flop
     gpus_per_stage = 8 * cp
     tokens = micro_batch * seq
-    return sum(by_class.values()) * gpus_per_stage / tokens, {k: v * gpus_per_stage / tokens
-                                                              for k, v in by_class.items()}
+    return (sum(by_class.values()) * gpus_per_stage / tokens,
+            {k: v * gpus_per_stage / tokens for k, v in by_class.items() if v}, flop * gpus_per_stage / tokens)
 
 
 def main() -> None:
@@ -66,16 +69,17 @@ def main() -> None:
     args = parser.parse_args()
     device = make_device("h100_sxm")
     compute = make_compute("roofline", device)
-    results = {}
+    results, flops = {}, {}
     for seq, cp in CASES:
-        total, by_class = per_token(seq, cp, args.pipeline, args.micro_batch, device, compute)
+        total, by_class, flop = per_token(seq, cp, args.pipeline, args.micro_batch, device, compute)
         attention = by_class.get("attention_forward", 0.0) + by_class.get("attention_backward", 0.0)
-        results[seq] = total
+        results[seq], flops[seq] = total, flop
         classes = ", ".join(f"{name} {1e6 * value:.2f}" for name, value in sorted(by_class.items()))
-        print(f"sequence {seq:>7,} CP {cp:>2}: {1e6 * total:.2f} GPU-us per token; attention "
-              f"{100 * attention / total:.1f} % ({classes})")
-    long, short = results[CASES[1][0]], results[CASES[0][0]]
-    print(f"ratio {CASES[1][0]:,} / {CASES[0][0]:,}: {long / short:.3f} (acceptance: at most 1.5)")
+        print(f"sequence {seq:>7,} CP {cp:>2}: {1e6 * total:.2f} GPU-us and {flop / 1e9:.2f} GFLOP per token; "
+              f"attention {100 * attention / total:.1f} % of the time ({classes})")
+    long, short = CASES[1][0], CASES[0][0]
+    print(f"ratio {long:,} / {short:,}: {results[long] / results[short]:.3f} in time (acceptance: at most 1.5), "
+          f"{flops[long] / flops[short]:.3f} in FLOPs (the ratio at equal kernel efficiency)")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ deepseek_v3 (and deepseek_v2)  multi-head latent attention, MoE with shared expe
 gpt2                           learned positions, tied embeddings, LayerNorm, GeLU, biases, dropout
 =============================  =====================================================================
 
-Parameter counts are arithmetic (`DecoderShape.params`); tests check them against the models
+Every family but gpt2 keeps Q, K, V and gate, up as separate projections (as transformers' modules
+and checkpoints lay them out: `DecoderShape.fused_projections` False, which the kernel lists
+follow); GPT-2's are fused. Parameter counts are arithmetic (`DecoderShape.params`); tests check them against the models
 transformers builds from the same configs on the meta device, and against the published totals.
 Attention over a sliding window (Mistral 7B v0.1) is counted as full attention.
 """

@@ -6,9 +6,11 @@
 keyword arguments override its fields, so a real size is one call away (e.g.
 ``hidden_size=4096, num_hidden_layers=32, ...``). Every decoder layer, then the whole model, is
 wrapped with ``fully_shard`` over the ``dp`` dimension; the step is the model's own causal-LM loss.
-Mixture-of-experts families run their experts with transformers' ``batched_mm`` implementation,
-whose shapes do not depend on the routing (the default loop over the experts that received
-tokens does).
+Mixture-of-experts families run their experts with transformers' ``grouped_mm`` implementation
+(its default where ``torch._grouped_mm`` exists): tokens sorted by expert, one grouped GEMM per
+projection, shapes independent of the routing (the group offsets are data, not shapes).
+``experts="batched_mm"`` picks the implementation that gathers a copy of its expert's weights
+for every (token, expert) pair and multiplies them one token at a time (docs/capture.md, MoE).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ FAMILIES = {
 }
 
 
-def decoder(family: str, dtype: torch.dtype = torch.bfloat16, **overrides):
+def decoder(family: str, dtype: torch.dtype = torch.bfloat16, experts: str = "grouped_mm", **overrides):
     import transformers
 
     if family not in FAMILIES:
@@ -35,7 +37,7 @@ def decoder(family: str, dtype: torch.dtype = torch.bfloat16, **overrides):
     class_name, settings = FAMILIES[family]
     config = getattr(transformers, class_name)(**{**settings, **overrides}, use_cache=False)
     if family == "mixtral":
-        config._experts_implementation = "batched_mm"
+        config._experts_implementation = experts
     previous = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
     try:
@@ -50,8 +52,8 @@ def decoder_layers(model) -> list:
 
 
 def build(mesh, *, family: str = "llama", batch: int = 2, seq_len: int = 64, dtype: torch.dtype = torch.bfloat16,
-          reshard_after_forward: bool = True, **overrides):
-    model = decoder(family, dtype, **overrides)
+          reshard_after_forward: bool = True, experts: str = "grouped_mm", **overrides):
+    model = decoder(family, dtype, experts, **overrides)
     for layer in decoder_layers(model):
         fully_shard(layer, mesh=mesh, reshard_after_forward=reshard_after_forward)
     fully_shard(model, mesh=mesh)

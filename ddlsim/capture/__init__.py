@@ -27,6 +27,7 @@ _EXPORTS = {
     "simulate": "ddlsim.capture.simulation",
     "ProgramResult": "ddlsim.capture.simulation",
     "splits": "ddlsim.capture.moe",
+    "batch": "ddlsim.capture.throughput",
     "CAPTURES": "ddlsim.capture.cache",
 }
 

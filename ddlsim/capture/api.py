@@ -26,6 +26,7 @@ import pandas as pd
 from ddlsim.capture.moe import expert_load_context
 from ddlsim.capture.program import CapturedProgram, records_frame
 from ddlsim.capture.session import MeshLayout, run_rank
+from ddlsim.capture.throughput import check_declared, declarations
 from ddlsim.errors import ConfigError
 
 
@@ -67,7 +68,8 @@ def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[i
 
 def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequence[int], mesh_dim_names: Sequence[str],
             *, name: str | None = None, ranks: Sequence[int] | None = None, pipeline_dim: str | None = "pp",
-            warmup: int = 0, expert_load: Sequence[float] | None = None) -> CapturedProgram:
+            warmup: int = 0, expert_load: Sequence[float] | None = None, global_batch: int | None = None,
+            seq_len: int | None = None) -> CapturedProgram:
     """Run `build`'s training step on a fake process group and record it (module docstring).
 
     `warmup` steps run unrecorded before the recorded one, for programs whose first step differs
@@ -75,7 +77,9 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     state creation (never recorded); FSDP2, DTensor, DDP and pipelining programs record the same
     ops in their first and later steps under a capture. `expert_load`
     weights the split sizes `ddlsim.capture.splits` hands to data-dependent MoE dispatch
-    (uniform when None).
+    (uniform when None). `global_batch` (samples per step over all ranks) and `seq_len` declare
+    the step's batch for the throughput columns; without them the build function's
+    ``ddlsim.capture.batch(...)`` or the step's token inputs give it (`throughput.py`).
     """
     entry = build if isinstance(build, str) else describe_function(build)
     function = resolve_entry(build) if isinstance(build, str) else build
@@ -84,6 +88,7 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     layout = MeshLayout(tuple(int(size) for size in mesh_shape), tuple(str(dim) for dim in mesh_dim_names))
     if not isinstance(warmup, int) or warmup < 0:
         raise ConfigError("warmup", warmup, "must be an integer >= 0")
+    check_declared(global_batch, seq_len)
     if ranks is None:
         chosen, stages = default_ranks(layout, pipeline_dim)
     else:
@@ -94,11 +99,13 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
         stages = tuple(range(len(chosen)))
     start = time.perf_counter()
     frames = []
-    with expert_load_context(expert_load):
+    with expert_load_context(expert_load), declarations() as declared:
         for rank in chosen:
             frames.append(records_frame(rank, run_rank(function, layout, rank, warmup)))
     options = {"entry": entry, "warmup": warmup, "pipeline_dim": pipeline_dim,
-               "expert_load": list(expert_load) if expert_load is not None else None}
+               "expert_load": list(expert_load) if expert_load is not None else None,
+               "global_batch": global_batch or declared.get("global_batch") or None,
+               "seq_len": seq_len or declared.get("seq_len") or None}
     return CapturedProgram(name=name or entry.rpartition(":")[2], mesh_shape=layout.shape,
                            mesh_dim_names=layout.dim_names, ranks=chosen, stages=stages,
                            events=pd.concat(frames, ignore_index=True), options=options,

@@ -2,7 +2,12 @@
 
 - Module: the innermost module running, by its fully qualified name (`torch`'s `ModTracker`:
   the root module's class name, then the attribute path, e.g. ``GPT.layers.3.mlp``), in forward
-  and in backward alike. Ops outside every module (the optimizer, the loss) have ``""``.
+  and in backward alike: of the modules the tracker holds active, the one entered last (its
+  forward, or its backward when its outputs' gradients arrived). ModTracker ends a module's
+  backward when the gradients of its positional inputs are computed; a module called with
+  keyword arguments only (transformers' attention and decoder layers) stays active until the
+  end of backward, and entry order keeps it from claiming the ops of the layers after it.
+  Ops outside every module (the optimizer, the loss) have ``""``.
 - Phase: ``optimizer`` inside `Optimizer.step`; ``recompute`` while activation checkpointing
   re-runs a forward during backward (non-reentrant checkpoints); ``backward`` while the
   autograd engine runs; outside all of these, the phase of the last module call or backward
@@ -29,6 +34,8 @@ class Attribution:
         self.in_optimizer = 0
         self.recomputing = 0
         self.region = "forward"
+        self.entered: dict[str, int] = {}  # module name -> when its forward or backward last began
+        self._ticks = 0
 
     def module(self) -> str:
         if self.tracker is None:
@@ -36,7 +43,14 @@ class Attribution:
         parents = self.tracker.parents
         if len(parents) <= 1:
             return ""
-        return max((name for name in parents if name != GLOBAL), key=lambda name: (name.count("."), name))
+        return max((name for name in parents if name != GLOBAL),
+                   key=lambda name: (self.entered.get(name, 0), name.count("."), name))
+
+    def _entered(self, module: object, *_: object) -> None:
+        name = self.tracker.get_known_fqn(module) if self.tracker is not None and module is not None else None
+        if name is not None:
+            self._ticks += 1
+            self.entered[name] = self._ticks
 
     def phase(self) -> str:
         if self.in_optimizer:
@@ -62,6 +76,7 @@ class Attribution:
         pre, post = register_optimizer_step_pre_hook(enter), register_optimizer_step_post_hook(leave)
         called = register_module_forward_pre_hook(self._module_called)
         tracker = ModTracker()
+        tracker.register_user_hooks(pre_fw_hook=self._entered, pre_bw_hook=self._entered)
         self.region = "forward"
         try:
             with tracker, self._counting_recomputation():

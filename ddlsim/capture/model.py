@@ -9,8 +9,11 @@ file written by `CapturedProgram.save`, which is used instead of the entry when 
 defaults capture ``examples/ddp_cnn.py`` on 8 ranks (run from the repository root). Building
 the model only checks the settings; the capture runs when the first run needs it and is reused
 by every later run of the process (`cache.CAPTURES`). The program decides its own parallelism,
-so the ``parallel`` group must stay at its defaults. This module does not import torch; the
-capture room is imported when a capture runs.
+so the ``parallel`` group must stay at its defaults. ``global_batch`` and ``seq_len`` declare the
+step's batch for the throughput columns (0: from the program, `throughput.py`);
+``check_memory=false`` prices a capture whose peak live tensor bytes exceed the device memory
+instead of refusing it. This module does not import torch; the capture room is imported when a
+capture runs.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class ProgramConfig:
     warmup: int = 0
     pipeline_dim: str = "pp"
     expert_load: list[float] = field(default_factory=list)
+    global_batch: int = 0
+    seq_len: int = 0
+    check_memory: bool = True
 
 
 def _freeze(value: Any) -> Any:
@@ -73,6 +79,9 @@ class ProgramModel:
     pipeline_dim: str = "pp"
     expert_load: tuple[float, ...] = ()
     name: str = "program"
+    global_batch: int = 0
+    seq_len: int = 0
+    check_memory: bool = True
 
     @classmethod
     def from_config(cls, config: ProgramConfig) -> ProgramModel:
@@ -92,18 +101,23 @@ class ProgramModel:
                                   f"must name each of the {len(config.mesh_shape)} mesh dimensions, e.g. [dp, tp]")
         if config.warmup < 0:
             raise ConfigError("warmup", config.warmup, "must be >= 0")
+        for key in ("global_batch", "seq_len"):
+            if getattr(config, key) < 0:
+                raise ConfigError(key, getattr(config, key), "must be >= 0 (0: from the program)")
         if config.capture:
-            return cls(capture_file=file_key(config.capture), save=config.save, name=config.name)
+            return cls(capture_file=file_key(config.capture), save=config.save, name=config.name,
+                       check_memory=config.check_memory)
         return cls(entry=config.entry, mesh_shape=tuple(int(size) for size in config.mesh_shape),
                    mesh_dim_names=tuple(str(name) for name in config.mesh_dim_names),
                    options=_freeze(dict(config.options)), save=config.save,
                    warmup=config.warmup, pipeline_dim=config.pipeline_dim,
-                   expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name)
+                   expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name,
+                   global_batch=config.global_batch, seq_len=config.seq_len, check_memory=config.check_memory)
 
     def definition(self) -> tuple:
         """What identifies the capture (the cache key): everything but where to save it."""
         return (self.entry, self.mesh_shape, self.mesh_dim_names, self.options, self.capture_file, self.warmup,
-                self.pipeline_dim, self.expert_load, self.name)
+                self.pipeline_dim, self.expert_load, self.name, self.global_batch, self.seq_len)
 
     def program(self) -> Any:
         """The captured program (captured, or loaded, once per process); saved if `save` is set."""
@@ -127,7 +141,8 @@ class ProgramModel:
         program = capture(partial(build, **options) if options else build, self.mesh_shape, self.mesh_dim_names,
                           name=module.rpartition(".")[2] if function == "build" else function, warmup=self.warmup,
                           pipeline_dim=self.pipeline_dim or None,
-                          expert_load=self.expert_load or None)
+                          expert_load=self.expert_load or None, global_batch=self.global_batch or None,
+                          seq_len=self.seq_len or None)
         return program
 
     def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,
@@ -136,14 +151,18 @@ class ProgramModel:
         from ddlsim.capture.simulation import simulate_program
 
         _check_parallel(parallel)
-        return simulate_program(self.program(), fabric, algorithm, device, compute, settings)
+        return simulate_program(self.program(), fabric, algorithm, device, compute, settings,
+                                check_memory=self.check_memory)
 
     def build_workload(self, parallel: Any, memory_bytes: int) -> Any:
         """The capture's workload record (its graph comes from the program: see `train_on_fabric`)."""
-        from ddlsim.capture.simulation import program_workload
+        from ddlsim.capture.simulation import check_memory_fits, program_workload
 
         _check_parallel(parallel)
-        return program_workload(self.program())
+        program = self.program()
+        if self.check_memory:
+            check_memory_fits(program, memory_bytes)
+        return program_workload(program)
 
 
 def _check_parallel(parallel: Any) -> None:

@@ -35,8 +35,25 @@ OpKey = tuple[str, float, int, int, int, int, int, int, str]
 ATTENTION_FORWARD_OPS = frozenset({"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
                                    "_scaled_dot_product_cudnn_attention", "_flash_attention_forward",
                                    "_efficient_attention_forward", "_scaled_dot_product_flash_attention_for_cpu"})
+ATTENTION_BACKWARD_OPS = frozenset({"_scaled_dot_product_flash_attention_backward",
+                                    "_scaled_dot_product_efficient_attention_backward",
+                                    "_scaled_dot_product_cudnn_attention_backward", "_flash_attention_backward",
+                                    "_efficient_attention_backward",
+                                    "_scaled_dot_product_flash_attention_for_cpu_backward"})
 GROUPED_GEMM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm"})
-CLASS_BY_OP = {"embedding": KernelClass.EMBEDDING, "embedding_dense_backward": KernelClass.EMBEDDING}
+# Memory-bound ops by what they do (all priced by their bytes; the class names them in the tables).
+CLASS_BY_OP = {
+    "embedding": KernelClass.EMBEDDING, "embedding_dense_backward": KernelClass.EMBEDDING,
+    **dict.fromkeys(("native_layer_norm", "native_layer_norm_backward", "_fused_rms_norm",
+                     "_fused_rms_norm_backward", "rsqrt", "native_group_norm", "native_group_norm_backward",
+                     "native_batch_norm", "native_batch_norm_backward", "_native_batch_norm_legit",
+                     "_native_batch_norm_legit_functional"), KernelClass.NORM),
+    **dict.fromkeys(("silu", "silu_backward", "gelu", "gelu_backward", "relu", "threshold_backward", "sigmoid",
+                     "sigmoid_backward", "tanh", "tanh_backward", "_softmax", "_softmax_backward_data",
+                     "native_dropout", "native_dropout_backward"), KernelClass.ACTIVATION),
+    **dict.fromkeys(("_log_softmax", "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward",
+                     "nll_loss2d_forward", "nll_loss2d_backward"), KernelClass.LOSS),
+}
 
 
 def precision_of(dtype: str) -> Precision:
@@ -50,20 +67,34 @@ def kernel_class_of(op: str, gemm_m: int) -> KernelClass:
         return KernelClass.GROUPED_GEMM
     if name in ATTENTION_FORWARD_OPS:
         return KernelClass.ATTENTION_FORWARD
-    if name.endswith("_backward") and name.removesuffix("_backward") in ATTENTION_FORWARD_OPS:
+    if name in ATTENTION_BACKWARD_OPS:
         return KernelClass.ATTENTION_BACKWARD
     if gemm_m:
         return KernelClass.GEMM
+    if name.startswith(("_foreach_", "_fused_adam", "_fused_sgd")):
+        return KernelClass.OPTIMIZER
     return CLASS_BY_OP.get(name, KernelClass.ELEMENTWISE)
 
 
+# Full (unmasked) attention FLOPs per (query, key, head dimension) triple: forward 2 GEMMs, backward 5.
+ATTENTION_FLOP_PER_QKD = {KernelClass.ATTENTION_FORWARD: 4.0, KernelClass.ATTENTION_BACKWARD: 10.0}
+
+
 def kernel_of(key: OpKey) -> Kernel:
-    """The `Kernel` one captured op runs, from its op key."""
+    """The `Kernel` one captured op runs, from its op key.
+
+    Attention keys carry (query length, key length, head dimension, batch x heads) in the GEMM
+    columns (`shapes.py`); a causal kernel is recorded with the FLOPs it does, about half of the
+    full count of its shape, and that is how its causal flag is read back here.
+    """
     name, flop, read, written, m, n, k, batch, _ = key
     kernel_class = kernel_class_of(name, m)
     shaped = kernel_class.is_gemm or kernel_class.is_attention
+    causal = False
+    if kernel_class.is_attention and m and n and k:
+        causal = flop < 0.75 * ATTENTION_FLOP_PER_QKD[kernel_class] * max(batch, 1) * m * n * k
     return Kernel(name, flop=flop, bytes=float(read + written), m=m if shaped else 0, n=n if shaped else 0,
-                  k=k if shaped else 0, batch=max(batch, 1), kernel_class=kernel_class)
+                  k=k if shaped else 0, batch=max(batch, 1), kernel_class=kernel_class, causal=causal)
 
 
 class SegmentPricer:

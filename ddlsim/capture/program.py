@@ -10,7 +10,10 @@ Columns (units in the names): ``op`` (ddlsim collective op, or the aten op), ``s
 layout in the job's ranks), ``group_num_ranks`` (ranks tiled by such groups), ``count``,
 ``phase`` (forward, recompute, backward, optimizer), ``module`` (the issuing module's fully
 qualified name), ``stream``, ``flop``, ``read_bytes``, ``write_bytes``, ``rank`` (the captured
-rank: one per pipeline stage for pipelined programs).
+rank: one per pipeline stage for pipelined programs). The events also carry the values each op
+reads and writes (``read_values``, ``read_value_bytes``, ``write_values``,
+``write_value_bytes``) and the rank's live tensor bytes (``live_bytes``, `values.py`);
+`peak_memory_bytes` is the latter's maximum per rank.
 """
 
 from __future__ import annotations
@@ -89,6 +92,15 @@ class CapturedProgram:
                            & (self.events["rank"] == (self.ranks[0] if rank is None else rank))]
         return int(rows.size_bytes.sum())
 
+    @property
+    def peak_memory_bytes(self) -> dict[int, int]:
+        """Per captured rank, the highest live tensor bytes of the step (`values.py`); empty for a
+        capture saved without memory tracking."""
+        if "live_bytes" not in self.events.columns:
+            return {}
+        peaks = self.events.groupby("rank", sort=True)["live_bytes"].max()
+        return {int(rank): int(peak) for rank, peak in peaks.items()}
+
     def rank_events(self, rank: int) -> pd.DataFrame:
         return self.events[self.events["rank"] == rank].reset_index(drop=True)
 
@@ -123,7 +135,9 @@ class CapturedProgram:
             raise ConfigError("capture", str(path), "is not a ddlsim capture (no capture metadata in the file)")
         meta = json.loads(raw)
         events = table.to_pandas()
-        events["deps"] = [tuple(int(dep) for dep in deps) for deps in events["deps"]]
+        for column in ("deps", "read_values", "read_value_bytes", "write_values", "write_value_bytes"):
+            if column in events.columns:
+                events[column] = [tuple(int(item) for item in items) for items in events[column]]
         capture_time = meta.get("capture_time_s")
         return cls(name=meta["name"], mesh_shape=tuple(meta["mesh_shape"]),
                    mesh_dim_names=tuple(meta["mesh_dim_names"]),

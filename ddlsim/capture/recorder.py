@@ -22,13 +22,14 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from ddlsim.capture import accounting, collective_ops
+from ddlsim.capture import accounting, collective_ops, shapes
 from ddlsim.capture.attribution import Attribution
 from ddlsim.capture.failures import translate_op_error
 from ddlsim.capture.groups import group_shape
 from ddlsim.capture.records import COLLECTIVE, COMPUTE, OpRecord
 from ddlsim.capture.replay import encode_arguments
 from ddlsim.capture.streams import Timeline, current_stream_name
+from ddlsim.capture.values import NO_VALUES, Storages, ValueRefs, watching_resizes
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _PROCESS_GROUP = torch._C._distributed_c10d.ProcessGroup
@@ -62,8 +63,21 @@ class Recorder(TorchDispatchMode):
         self.records: list[OpRecord] = []
         self.recording = False
         self.suspended = 0  # > 0 while DTensor infers output shapes by running ops on fake tensors
+        self.inferring = 0  # > 0 while tensors are made only to infer shapes: they are not the program's memory
         self.failure: BaseException | None = None
         self._groups: dict[str, tuple[tuple[int, ...], str]] = {}
+        self.storages = Storages()  # live memory and value identity (values.py)
+        self._resizes = contextlib.ExitStack()
+
+    def __enter__(self) -> Recorder:
+        self._resizes.enter_context(watching_resizes(self.storages))
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._resizes.close()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -73,9 +87,13 @@ class Recorder(TorchDispatchMode):
                 return func(*args, **kwargs)
         if any(not isinstance(t, FakeTensor) and type(t) not in _PLAIN for t in tensors):
             return NotImplemented  # a subclass (DTensor): it re-issues the op on its local shards, seen here
-        if not self.recording or self.suspended or any(
-                t.fake_mode is not self.fake_mode for t in tensors if isinstance(t, FakeTensor)):
-            return self._run(func, args, kwargs)  # not recording, or another fake mode (DTensor's shape inference)
+        if any(t.fake_mode is not self.fake_mode for t in tensors if isinstance(t, FakeTensor)):
+            return self._run(func, args, kwargs)  # another fake mode (DTensor's shape inference)
+        if not self.recording or self.suspended:
+            out = self._run(func, args, kwargs)
+            if not self.inferring:
+                self.storages.produced(self._ours(out))
+            return out
         if func.namespace == "_c10d_functional" and func._opname in collective_ops.WAIT_OPS:
             index = self.timeline.tensor_records.get(args[0])
             if index is not None:
@@ -84,24 +102,37 @@ class Recorder(TorchDispatchMode):
             return self._run(func, args, kwargs)
         spec = collective_ops.describe(func, args, kwargs) if collective_ops.is_collective_namespace(func) else None
         out = self._run(func, args, kwargs)
+        self.storages.produced(self._ours(out))
         if spec is not None:
-            self._record_collective(spec, func, out)
+            self._record_collective(spec, func, args, kwargs, out)
         elif accounting.launches_kernel(func) and not collective_ops.is_collective_namespace(func):
             self._record_compute(func, args, kwargs, out, tensors)
         return out
 
+    def _ours(self, value: Any) -> list[torch.Tensor]:
+        """The fake tensors of this capture's fake mode in `value`."""
+        return [t for t in tree_leaves(value) if isinstance(t, FakeTensor) and t.fake_mode is self.fake_mode]
+
+    def _values(self, reads: accounting.Traffic, writes: accounting.Traffic) -> ValueRefs:
+        mode = self.fake_mode
+        return self.storages.refs([(t, size) for t, size in reads if getattr(t, "fake_mode", None) is mode],
+                                  [(t, size) for t, size in writes if getattr(t, "fake_mode", None) is mode])
+
     @contextlib.contextmanager
-    def suspended_in(self, owner: Any, name: str) -> Iterator[None]:
-        """Do not record ops while `owner.name` runs (a method that runs ops only to infer shapes)."""
+    def suspended_in(self, owner: Any, name: str, allocates: bool = True) -> Iterator[None]:
+        """Do not record ops while `owner.name` runs (a method that runs ops only to infer shapes,
+        whose tensors are not program memory unless `allocates`)."""
         original = owner.__dict__[name]
         function = original.__func__ if isinstance(original, (staticmethod, classmethod)) else original
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             self.suspended += 1
+            self.inferring += not allocates
             try:
                 return function(*args, **kwargs)
             finally:
                 self.suspended -= 1
+                self.inferring -= not allocates
 
         setattr(owner, name, type(original)(wrapper) if isinstance(original, (staticmethod, classmethod)) else wrapper)
         try:
@@ -124,17 +155,27 @@ class Recorder(TorchDispatchMode):
         stream = current_stream_name()
         if self.timeline.in_flight:
             stream = self._data_flow(func, tensors, stream)
-        read, written = accounting.traffic_bytes(func, args, kwargs, out)
-        m, n, k, batch = accounting.gemm_shape(func, args)
+        reads, writes = accounting.tensor_traffic(func, args, kwargs, out)
+        values = self._values(reads, writes)
+        m, n, k, batch = shapes.kernel_shape(func, args, kwargs)
         index = len(self.records)
         self.records.append(OpRecord(
             index=index, kind=COMPUTE, op=f"{func.namespace}.{func._opname}", stream=stream,
             deps=self.timeline.place(stream, index), module=self.attribution.module(),
             phase=self.attribution.phase(), dtype=accounting.first_dtype(args, out),
-            flop=accounting.op_flop(func, args, kwargs, out), read_bytes=read, write_bytes=written,
-            gemm_m=m, gemm_n=n, gemm_k=k, gemm_batch=batch,
+            flop=shapes.op_flop(func, args, kwargs, out), read_bytes=sum(size for _, size in reads),
+            write_bytes=sum(size for _, size in writes), gemm_m=m, gemm_n=n, gemm_k=k, gemm_batch=batch,
             torch_op=f"{func.namespace}.{func._opname}.{func._overloadname}",
-            args=encode_arguments(args, kwargs) if self.keep_arguments else ""))
+            args=encode_arguments(args, kwargs) if self.keep_arguments else "",
+            read_values=values[0], read_value_bytes=values[1], write_values=values[2], write_value_bytes=values[3],
+            live_bytes=self.storages.take_peak()))
+
+    def _value_columns(self, func: Any, args: tuple, kwargs: dict, out: Any) -> dict[str, tuple[int, ...]]:
+        try:
+            values = self._values(*accounting.tensor_traffic(func, args, kwargs, out))
+        except (AttributeError, RuntimeError):  # an op without a usable schema: no value identity
+            values = NO_VALUES
+        return dict(zip(("read_values", "read_value_bytes", "write_values", "write_value_bytes"), values, strict=True))
 
     def _data_flow(self, func: Any, tensors: list[torch.Tensor], stream: str) -> str:
         """Wait for in-flight collectives whose buffers this op reads.
@@ -177,7 +218,8 @@ class Recorder(TorchDispatchMode):
             self._groups[name] = (ranks, label.removeprefix("mesh_"))
         return self._groups[name]
 
-    def _record_collective(self, spec: collective_ops.CollectiveSpec, func: Any, out: Any) -> None:
+    def _record_collective(self, spec: collective_ops.CollectiveSpec, func: Any, args: tuple, kwargs: dict,
+                           out: Any) -> None:
         ranks, label = self._group(spec.group)
         issue_stream = current_stream_name()
         peer = ranks[spec.peer] if spec.peer is not None and 0 <= spec.peer < len(ranks) else -1
@@ -198,7 +240,8 @@ class Recorder(TorchDispatchMode):
             torch_op=f"{func.namespace}.{func._opname}", size_bytes=size, group_size=shape.size,
             group_stride=shape.stride, group_num_ranks=shape.num_ranks, group_regular=shape.regular,
             group_first_rank=min(ranks) if ranks else 0, root=spec.root, peer=peer, receives=spec.receives,
-            imbalance=imbalance, group_label=label))
+            imbalance=imbalance, group_label=label, live_bytes=self.storages.take_peak(),
+            **self._value_columns(func, args, kwargs, out)))
         outputs = spec.outputs
         if spec.functional:
             outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]

@@ -44,6 +44,11 @@ class OpRecord:
     imbalance: float = 1.0
     group_label: str = ""
     args: str = ""
+    read_values: tuple[int, ...] = ()  # value ids read (values.py), with the bytes read of each
+    read_value_bytes: tuple[int, ...] = ()
+    write_values: tuple[int, ...] = ()  # value ids written (new versions), with the bytes written of each
+    write_value_bytes: tuple[int, ...] = ()
+    live_bytes: int = 0  # the rank's highest live tensor bytes since the previous record
 
 
 RECORD_COLUMNS: tuple[str, ...] = tuple(field.name for field in fields(OpRecord))

@@ -29,6 +29,7 @@ from ddlsim.capture.ddp import ddp_on_fake_process_group
 from ddlsim.capture.failures import build_error
 from ddlsim.capture.fsdp import lazy_fsdp_chunks
 from ddlsim.capture.gpu_paths import cuda_code_paths
+from ddlsim.capture.hf_paths import unpacked_sequences
 from ddlsim.capture.pipelining import stage_votes_locally
 from ddlsim.capture.recorder import Recorder
 from ddlsim.capture.records import OpRecord
@@ -109,14 +110,14 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> li
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
         recorder = Recorder(timeline, layout.world_size, attribution, fake_mode)
         try:
-            with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE), \
+            with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE, False), \
                     optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
                     lazy_fsdp_chunks(), cuda_code_paths(), fake_mode, recorder:
                 step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "
                                                                     "training iteration")
-                with attribution.tracking():
+                with attribution.tracking(), unpacked_sequences():
                     for _ in range(warmup):
                         step()
                     timeline.reset()

@@ -9,20 +9,33 @@ step priced on a fabric, as the standard training result.
 `fabric`, `device`, `collective` and `compute` take names (as on the command line: a registered
 name or a YAML variant in ``configs/``), config mappings, or built objects. ``compute="measured"``
 replays the captured ops on the local GPU under `torch.profiler` (`replay.py`).
+
+A capture whose peak live tensor bytes on a captured rank exceed the device's memory is an
+`InfeasibleError` naming the rank, its peak and the device memory; ``check_memory=False``
+(``model.check_memory=false``) prices it anyway. With ``compute.fusion`` (the default compute;
+not ``compute=a100_megatron``) runs of memory-bound ops are priced as one kernel each
+(`fusion.py`). The row carries the step's batch and throughput (`throughput.py`):
+``global_batch``, ``seq_len``, ``tokens_per_step``, ``samples_per_s``, ``tokens_per_s``,
+``model_flop_per_step``, ``mfu`` (model FLOPs per second over the device's dense peak at the
+precision of most of those FLOPs, times the GPUs) and ``memory_per_gpu_bytes`` (the largest
+captured rank's peak).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from omegaconf import OmegaConf
 
+from ddlsim.capture.fusion import fuse_events
 from ddlsim.capture.graph import build_program_graph
-from ddlsim.capture.pricing import SegmentPricer
+from ddlsim.capture.pricing import SegmentPricer, precision_of
 from ddlsim.capture.program import CapturedProgram
+from ddlsim.capture.throughput import model_flop, step_batch
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.resources import configs_dir
 from ddlsim.training.energy import network_energy
@@ -32,7 +45,7 @@ from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult
 from ddlsim.training.timeline import Placement, place, summarize
-from ddlsim.types import Workload
+from ddlsim.types import Precision, Workload
 
 CONFIGS = configs_dir()
 
@@ -60,6 +73,31 @@ class ProgramResult(TrainingResult):
     @property
     def exposed_comm_time_s(self) -> float:
         return self.iteration.exposed_comm_time_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        tokens, time_s = self.workload.plan.get("tokens_per_step", 0), self.iteration_time_s
+        return tokens / time_s if tokens and time_s > 0 else math.nan
+
+    @property
+    def samples_per_s(self) -> float:
+        if not self.workload.plan.get("tokens_per_step"):
+            return math.nan  # the batch is unknown (throughput.py)
+        return super().samples_per_s
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs per second over the dense peak of every GPU (throughput.py)."""
+        plan, time_s = self.workload.plan, self.iteration_time_s
+        flop, peak = float(plan.get("model_flop_per_step", 0)), float(plan.get("peak_flop_per_s", 0))
+        if not flop or not peak or time_s <= 0:
+            return math.nan
+        return flop / time_s / (peak * self.workload.num_ranks)
+
+    def row(self) -> dict[str, Any]:
+        row = super().row()
+        row.update(samples_per_s=self.samples_per_s, tokens_per_s=self.tokens_per_s, mfu=self.mfu)
+        return row
 
 
 def _yaml_variant(group: str, name: str) -> dict[str, Any] | None:
@@ -123,16 +161,42 @@ def make_algorithm(collective: Any) -> Any:
     return collective
 
 
-def program_workload(program: CapturedProgram) -> Workload:
+def model_precision(program: CapturedProgram) -> Precision:
+    """The precision of most of the step's FLOPs (what `mfu` takes the device's peak at)."""
+    rows = program.events[program.events.flop > 0]
+    if rows.empty:
+        return Precision.BF16
+    return precision_of(str(rows.groupby("dtype")["flop"].sum().idxmax()))
+
+
+def program_workload(program: CapturedProgram, device: Any = None) -> Workload:
     """The workload record of a capture (no blocks: its graph comes from the program itself)."""
-    plan = {"num_gpus": program.num_ranks,
-            "mesh_shape": "x".join(str(size) for size in program.mesh_shape),
-            "mesh_dim_names": ",".join(program.mesh_dim_names),
-            "pp_degree": len(program.ranks),
-            "captured_ranks": ",".join(str(rank) for rank in program.ranks)}
+    batch = step_batch(program)
+    peaks = program.peak_memory_bytes
+    plan: dict[str, Any] = {"num_gpus": program.num_ranks,
+                            "mesh_shape": "x".join(str(size) for size in program.mesh_shape),
+                            "mesh_dim_names": ",".join(program.mesh_dim_names),
+                            "pp_degree": len(program.ranks),
+                            "captured_ranks": ",".join(str(rank) for rank in program.ranks),
+                            "seq_len": batch.seq_len, "tokens_per_step": batch.tokens, "batch_source": batch.source,
+                            "model_flop_per_step": model_flop(program),
+                            "memory_per_gpu_bytes": max(peaks.values()) if peaks else 0}
+    if device is not None:
+        plan["peak_flop_per_s"] = device.peak(model_precision(program))
     for name, size in zip(program.mesh_dim_names, program.mesh_shape, strict=True):
         plan[f"mesh_{name}"] = size
-    return Workload(name=program.name, num_ranks=program.num_ranks, blocks=(), plan=plan)
+    return Workload(name=program.name, num_ranks=program.num_ranks, blocks=(), global_batch=batch.global_batch,
+                    plan=plan)
+
+
+def check_memory_fits(program: CapturedProgram, memory_bytes: int, device_name: str = "the device") -> None:
+    """InfeasibleError when a captured rank's peak live tensor bytes exceed `memory_bytes`."""
+    for rank, peak in sorted(program.peak_memory_bytes.items()):
+        if memory_bytes and peak > memory_bytes:
+            raise InfeasibleError(
+                f"captured rank {rank} needs {peak / 1e9:.2f} GB of live tensors at its peak but {device_name} has "
+                f"{memory_bytes / 1e9:.2f} GB of memory; shard more, recompute, or price it anyway with "
+                "check_memory=False (model.check_memory=false)")
 
 
 def check_fits(program: CapturedProgram, fabric: Any) -> None:
@@ -145,28 +209,33 @@ def check_fits(program: CapturedProgram, fabric: Any) -> None:
 
 
 def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, device: Any, compute_model: Any,
-                     settings: TrainingSettings | None = None) -> ProgramResult:
+                     settings: TrainingSettings | None = None, *, check_memory: bool = True) -> ProgramResult:
     """Built objects in, `ProgramResult` out (the library call behind `simulate` and `model=program`)."""
     check_fits(program, fabric)
+    if check_memory:
+        check_memory_fits(program, getattr(device, "memory_bytes", 0), f"device {getattr(device, 'name', device)!r}")
+    workload = program_workload(program, device)
     collective_pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), lambda task: None)
     measured = None
     if getattr(compute_model, "source", "") == "measured":  # compute=measured: replay the ops on this GPU
         from ddlsim.capture.replay import measure_ops
 
         measured = {key: time_s for rank in program.ranks for key, time_s in measure_ops(program, rank=rank).items()}
+    elif getattr(compute_model, "fusion", False):
+        program = replace(program, events=fuse_events(program.events))
     graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model, measured))
     placement = place(graph)
     summary = summarize(graph, placement)
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
-    return ProgramResult(workload=program_workload(program), settings=settings or TrainingSettings(),
+    return ProgramResult(workload=workload, settings=settings or TrainingSettings(),
                          iteration=summary, energy=energy, graph=graph, placement=placement, details=details)
 
 
 def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",
-             collective: Any = "best", compute: Any = None) -> ProgramResult:
+             collective: Any = "best", compute: Any = None, check_memory: bool = True) -> ProgramResult:
     """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture."""
     if not isinstance(program, CapturedProgram):
         program = CapturedProgram.load(program)
     device_spec = make_device(device)
     return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
-                            make_compute(compute, device_spec))
+                            make_compute(compute, device_spec), check_memory=check_memory)

@@ -15,6 +15,7 @@ it adds them to the waiting stream's pending set.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,7 +43,9 @@ class Timeline:
         self.in_flight: dict[StorageWeakRef, int] = {}  # collective output storage -> record index
         self.python_call_records: list[list[int]] | None = None
         self.stream_of: dict[int, str] = {}
-        self.work_tensors: dict[int, tuple[Any, Any]] = {}  # id(work) -> (work, its tensors)
+        # id(work) -> (work, weak references to its tensors): a real work's future carries them, but the
+        # capture must not keep them alive (they would count as live memory, with their autograd graphs)
+        self.work_tensors: dict[int, tuple[Any, Any]] = {}
 
     def prune(self, records: set[int]) -> set[int]:
         """Keep the latest record of each stream: ops of one stream run in order."""
@@ -166,10 +169,26 @@ def _wrap_method(original: Any) -> Any:
         if records and work is not None:
             timeline.work_records[id(work)] = (work, records)
         if work is not None and args:
-            timeline.work_tensors[id(work)] = (work, args[0])
+            timeline.work_tensors[id(work)] = (work, _weak(args[0]))
         return work
 
     return method
+
+
+def _weak(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return weakref.ref(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, torch.Tensor) for item in value):
+        return [weakref.ref(item) for item in value]
+    return lambda: value
+
+
+def _strong(value: Any) -> Any:
+    """The tensors behind `_weak`'s references, or None if one has died."""
+    if isinstance(value, list):
+        tensors = [ref() for ref in value]
+        return None if any(tensor is None for tensor in tensors) else tensors
+    return value()
 
 
 def _wrap_get_future(original: Any) -> Any:
@@ -177,10 +196,11 @@ def _wrap_get_future(original: Any) -> Any:
 
     def get_future(self: Any) -> Any:
         entry = _timeline().work_tensors.get(id(self))
-        if entry is None:
+        tensors = _strong(entry[1]) if entry is not None else None
+        if tensors is None:
             return original(self)
         future: torch.futures.Future = torch.futures.Future()
-        future.set_result(entry[1])
+        future.set_result(tensors)
         return future
 
     return get_future

@@ -43,7 +43,7 @@ from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, WORK_CLASSES, Efficiency, Roofline
 from ddlsim.types import Precision
-from ddlsim.workload.gpt_kernels import has_kernels, kernels_for
+from ddlsim.workload.kernels import has_kernels, kernels_for
 
 FLOP_GRID = np.geomspace(0.001, 50.0, 120)
 MEMORY_GRID = np.geomspace(0.001, 50.0, 120)

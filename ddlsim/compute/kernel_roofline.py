@@ -1,7 +1,7 @@
 """The kernel roofline: the ONE pricing path of compute, kernel by kernel, for both front doors.
 
 A compute task is a list of `ddlsim.types.Kernel`s: the analytic models list them per signature
-(`ddlsim.workload.gpt_kernels`), a capture maps every recorded aten op onto one
+(`ddlsim.workload.kernels`), a capture maps every recorded aten op onto one
 (`ddlsim.capture.pricing`). Both are priced here, by the kernel's class:
 
     GEMM, grouped GEMM   max(flop / (peak x e_gemm x u(m, n, batch)), bytes / (bandwidth x e_memory))
@@ -45,7 +45,7 @@ from ddlsim.compute.kernel_tables import FlashTable
 from ddlsim.compute.roofline import Roofline
 from ddlsim.errors import ConfigError
 from ddlsim.types import ComputeTask, Kernel, Phase, Precision, ShardSignature
-from ddlsim.workload.gpt_kernels import has_kernels, kernels_for
+from ddlsim.workload.kernels import has_kernels, kernels_for
 
 TILE_SHAPES: tuple[tuple[int, int], ...] = ((256, 128), (128, 256), (128, 128), (128, 64), (64, 128), (64, 64))
 A100_SMS = 108

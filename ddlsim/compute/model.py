@@ -79,6 +79,7 @@ class ComputeConfig:
     elementwise: EfficiencyConfig = field(default_factory=lambda: EfficiencyConfig(flop=0.5, memory=0.7))
     classes: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_KIND_CLASSES))
     kernels: KernelModelConfig = field(default_factory=KernelModelConfig)
+    fusion: bool = True
 
 
 def kernel_efficiency(config: KernelModelConfig, device: DeviceSpec):
@@ -122,7 +123,8 @@ class ComputeModel:
     """`estimate(task)` -> ComputeEstimate(time_s for count 1, source, device)."""
 
     def __init__(self, device: DeviceSpec, roofline: Roofline, *, source: str = "auto",
-                 profile_dirs: tuple[Path, ...] = (), scaling: bool = True, max_scale_ratio: float = 8.0) -> None:
+                 profile_dirs: tuple[Path, ...] = (), scaling: bool = True, max_scale_ratio: float = 8.0,
+                 fusion: bool = True) -> None:
         if source not in SOURCES:
             raise ConfigError("source", source, f"choose one of {', '.join(SOURCES)}")
         if not max_scale_ratio >= 1 and max_scale_ratio != 0:
@@ -134,6 +136,7 @@ class ComputeModel:
         self.profile_dirs = profile_dirs
         self.scaling = scaling
         self.max_scale_ratio = max_scale_ratio
+        self.fusion = fusion  # captured programs: runs of memory-bound ops priced as one kernel each
         self._store: ProfileStore | None = None
         self._cache = Memo("compute estimates")  # ComputeTask -> ComputeEstimate
 
@@ -153,7 +156,7 @@ class ComputeModel:
         else:
             roofline = Roofline(device=device, efficiencies=efficiencies, kind_classes=dict(config.classes))
         return cls(device, roofline, source=config.source, profile_dirs=tuple(directories),
-                   scaling=config.scaling, max_scale_ratio=config.max_scale_ratio)
+                   scaling=config.scaling, max_scale_ratio=config.max_scale_ratio, fusion=config.fusion)
 
     @property
     def store(self) -> ProfileStore:

@@ -55,6 +55,9 @@ kernels:
   memory: {memory:.4f}
   host_per_launch: {host:.2f}us
   device_per_kernel: {device:.3f}us
+# Captured programs are priced op by op as recorded: the validated capture of Megatron's GPT already
+# calls Megatron's fused kernels as custom ops, and its steps are host-launch-bound (docs/capture.md).
+fusion: false
 """
 
 

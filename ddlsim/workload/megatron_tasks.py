@@ -10,6 +10,11 @@ forward, recompute and backward alike. Every one moves b x s x h activations (2 
 After the last layer's backward the data-parallel groups all-reduce the gradients, 2 bytes per
 parameter of one GPU (RAMP Table 9's "DP msg"), then the optimizer steps.
 
+The compute tasks are the transformer layers of `ddlsim.workload.kernels` (the Megatron-LM layer
+that `model=gpt` and `model=hf` decoders with materialised attention run, here without the causal
+mask): each task's FLOPs and bytes are those of its kernel list, and the kernel roofline prices
+it kernel by kernel, as it prices every decoder's layers.
+
 A model with a vocabulary adds Megatron's vocab-parallel embedding (a forward all-reduce) and
 output layer (a backward all-reduce of its input gradient, plus the three all-reduces of b x s
 fp32 values of the vocab-parallel cross-entropy: maximum, target logit, sum of exponentials).
@@ -18,19 +23,24 @@ fp32 values of the vocab-parallel cross-entropy: maximum, target logit, sum of e
 from __future__ import annotations
 
 from ddlsim.errors import ConfigError
-from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, TaskBlock, Workload
+from ddlsim.types import (
+    CollectiveCall,
+    CollectiveOp,
+    ComputeTask,
+    GroupLayout,
+    Phase,
+    Precision,
+    ShardSignature,
+    TaskBlock,
+    Workload,
+)
+from ddlsim.workload.kernels import kernel_work
 from ddlsim.workload.megatron_partition import MegatronPlan, TransformerModel, partition
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.scaling_laws import TrainingBudget
-from ddlsim.workload.shard_signatures import (
-    lm_head_flop,
-    lm_head_memory_bytes,
-    lm_head_signature,
-    megatron_layer_signature,
-)
+from ddlsim.workload.shard_signatures import lm_head_signature, megatron_layer_signature
 
 ADAM_FLOP_PER_PARAM = 12.0  # moment updates, bias correction, square root, division, weight update
-ADAM_BYTES_PER_PARAM = 28.0  # read the fp16 gradient; read and write fp32 master and two moments; write fp16 weights
 CROSS_ENTROPY_ALL_REDUCES = 3
 LOSS_BYTES = 4
 # `tp_all_reduces`: "megatron" runs every tensor-parallel collective Megatron runs (2 forward, 2
@@ -76,14 +86,11 @@ def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: 
     signature = megatron_layer_signature(layer, tp, batch, precision=precision.value,
                                          checkpointing=checkpointing, kind=layer_kind)
     message = layer.tp_message_bytes(batch)
-    forward = ComputeTask("layer_forward", Phase.FORWARD, signature, layer.forward_flop(batch, tp),
-                          layer.forward_memory_bytes(batch, tp))
-    backward = ComputeTask("layer_backward", Phase.BACKWARD, signature, layer.backward_flop(batch, tp),
-                           layer.backward_memory_bytes(batch, tp))
+    forward = kernel_task("layer_forward", Phase.FORWARD, signature)
+    backward = kernel_task("layer_backward", Phase.BACKWARD, signature)
     backward_tasks: list = []
     if checkpointing:
-        backward_tasks.append(ComputeTask("layer_recompute", Phase.RECOMPUTE, signature,
-                                          layer.forward_flop(batch, tp), layer.forward_memory_bytes(batch, tp)))
+        backward_tasks.append(kernel_task("layer_recompute", Phase.RECOMPUTE, signature))
         backward_tasks += tp_collectives(plan, Phase.RECOMPUTE, message, sequence_parallel, rule=tp_all_reduces)
     backward_tasks += [backward, *tp_collectives(plan, Phase.BACKWARD, message, sequence_parallel,
                                                  rule=tp_all_reduces)]
@@ -99,10 +106,8 @@ def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: 
     blocks.append(TaskBlock("forward", (forward, *forward_calls), repeat=stack.layers))
     if head is not None:
         loss_message = LOSS_BYTES * batch * layer.seq_len
-        head_forward = [ComputeTask("output_forward", Phase.FORWARD, head, lm_head_flop(head),
-                                    lm_head_memory_bytes(head))]
-        head_backward = [ComputeTask("output_backward", Phase.BACKWARD, head, 2 * lm_head_flop(head),
-                                     2 * lm_head_memory_bytes(head))]
+        head_forward = [kernel_task("output_forward", Phase.FORWARD, head)]
+        head_backward = [kernel_task("output_backward", Phase.BACKWARD, head)]
         if tp > 1:
             head_forward.append(CollectiveCall(CollectiveOp.ALL_REDUCE, loss_message, tp_group, Phase.FORWARD,
                                                "tp_cross_entropy_all_reduce", count=CROSS_ENTROPY_ALL_REDUCES))
@@ -116,11 +121,17 @@ def megatron_blocks(plan: MegatronPlan, *, precision: Precision, checkpointing: 
         blocks.append(TaskBlock("gradient_all_reduce", (CollectiveCall(
             CollectiveOp.ALL_REDUCE, dp_bytes, GroupLayout(plan.dp, tp, plan.num_gpus), Phase.BACKWARD,
             "dp_gradient_all_reduce"),)))
-    layer_params = layer.params_per_rank(tp)
+    _, adam_bytes = kernel_work(signature, Phase.OPTIMIZER)
     blocks.append(TaskBlock("optimizer", (ComputeTask("optimizer_step", Phase.OPTIMIZER, signature,
-                                                      ADAM_FLOP_PER_PARAM * layer_params,
-                                                      ADAM_BYTES_PER_PARAM * layer_params, count=stack.layers),)))
+                                                      ADAM_FLOP_PER_PARAM * layer.params_per_rank(tp), adam_bytes,
+                                                      count=stack.layers),)))
     return tuple(blocks)
+
+
+def kernel_task(name: str, phase: Phase, signature: ShardSignature) -> ComputeTask:
+    """A task with the FLOPs and bytes of its kernel list (`ddlsim.workload.kernels`)."""
+    flop, memory_bytes = kernel_work(signature, phase)
+    return ComputeTask(name, phase, signature, flop, memory_bytes)
 
 
 def dp_message_bytes(plan: MegatronPlan, precision: Precision) -> int:

@@ -16,7 +16,6 @@ from ddlsim.workload.transformer_layer import LayerShape
 
 IMAGE_SIZE = 224
 NUM_CLASSES = 1000
-LOGIT_BYTES = 4
 
 
 def megatron_layer_signature(layer: LayerShape, tp: int, local_batch: int, *, precision: str = "fp16",
@@ -41,9 +40,10 @@ def _signature(kind: str, shape: dict[str, int], local_batch: int, precision: st
 
 
 def lm_head_signature(d_model: int, vocab: int, seq_len: int, tp: int, local_batch: int,
-                      precision: str = "fp16") -> ShardSignature:
-    return _signature("lm_head", {"d_model": d_model, "vocab": vocab, "seq_len": seq_len, "tp": tp}, local_batch,
-                      precision)
+                      precision: str = "fp16", extra: dict[str, int] | None = None) -> ShardSignature:
+    """`extra`: further shape keys that select the kernel list (`ddlsim.workload.kernels.spec.head_keys`)."""
+    return _signature("lm_head", {"d_model": d_model, "vocab": vocab, "seq_len": seq_len, "tp": tp, **(extra or {})},
+                      local_batch, precision)
 
 
 def local_vocab(vocab: int, tp: int) -> int:
@@ -54,12 +54,6 @@ def local_vocab(vocab: int, tp: int) -> int:
 def lm_head_flop(signature: ShardSignature) -> float:
     d_model, vocab, seq_len, tp = lm_head_shape(signature)
     return 2.0 * signature.local_batch * seq_len * d_model * local_vocab(vocab, tp)
-
-
-def lm_head_memory_bytes(signature: ShardSignature) -> float:
-    d_model, vocab, seq_len, tp = lm_head_shape(signature)
-    rows = local_vocab(vocab, tp)
-    return 2.0 * d_model * rows + LOGIT_BYTES * signature.local_batch * seq_len * rows
 
 
 def image_signature(architecture: str, local_batch: int, precision: str = "fp32", *, image: int = IMAGE_SIZE,

@@ -7,11 +7,30 @@
 
 On real tensors they run as plain PyTorch; under a capture the fake implementations give the
 shapes, and each records as one kernel reading its inputs and writing its outputs.
+
+Megatron uses its fused softmax only where the kernel supports the shape
+(`fused_softmax_available`: 16 < s <= 2048, s and batch x local heads multiples of 4); elsewhere
+it runs the softmax in fp32 with PyTorch ops (`unfused_causal_softmax`).
 """
 
 from __future__ import annotations
 
 import torch
+
+FUSED_SOFTMAX_MAX_SEQ = 2048
+
+
+def fused_softmax_available(seq: int, batch_heads: int) -> bool:
+    """Megatron's availability rule for the fused upper-triangular softmax kernel (fp16)."""
+    return 16 < seq <= FUSED_SOFTMAX_MAX_SEQ and seq % 4 == 0 and batch_heads % 4 == 0
+
+
+def unfused_causal_softmax(scores: torch.Tensor, scale: float, mask: torch.Tensor) -> torch.Tensor:
+    """Megatron's fallback (FusedScaleMaskSoftmax.forward_torch_softmax) as five kernels, in the
+    order `ddlsim.workload.kernels.megatron` counts them: scale, cast to fp32, mask (`mask`: the
+    s x s causal mask, True above the diagonal), softmax, cast back."""
+    probs = torch.softmax((scores * scale).float().masked_fill(mask, -10000.0), dim=-1)
+    return probs.to(scores.dtype)
 
 
 @torch.library.custom_op("megatron::scaled_causal_softmax", mutates_args=())

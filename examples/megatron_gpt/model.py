@@ -6,7 +6,8 @@ matrices are row-parallel (their biases replicated, added after the all-reduce);
 vocabulary-parallel word embedding plus learned positions on the first stage; the final norm
 and the output layer (tied to the word embedding) on the last. Attention is Megatron's
 non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax,
-dropout, probabilities times V, the context's permute copy; the residual branches end in the
+dropout, probabilities times V, the context's permute copy (the unfused fp32 softmax where
+Megatron's kernel does not support the shape); the residual branches end in the
 fused bias-dropout-add (`fused.py`); weight gradients accumulate in the GEMM (`linear.py`,
 Megatron's gradient-accumulation fusion). Every layer is checkpointed (full recomputation)
 when `checkpointing` is set.
@@ -21,7 +22,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from examples.megatron_gpt.fused import bias_dropout_add, scaled_causal_softmax
+from examples.megatron_gpt.fused import (
+    bias_dropout_add,
+    fused_softmax_available,
+    scaled_causal_softmax,
+    unfused_causal_softmax,
+)
 from examples.megatron_gpt.linear import AccumulatingLinear, accumulating_linear
 from examples.megatron_gpt.tensor_parallel import copy_to_tp, gather_from_tp, reduce_from_tp, split_to_tp
 
@@ -29,9 +35,13 @@ DROPOUT = 0.1
 
 
 class ParallelLayer(nn.Module):
-    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype) -> None:
+    """`causal_mask` (s x s, True above the diagonal) selects Megatron's unfused softmax."""
+
+    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype,
+                 causal_mask: torch.Tensor | None = None) -> None:
         super().__init__()
         self.group, self.heads, self.head_dim = group, heads // tp, d_model // heads
+        self.causal_mask = causal_mask
         self.attention_norm = nn.LayerNorm(d_model, dtype=dtype)
         self.qkv = AccumulatingLinear(d_model, 3 * d_model // tp, dtype=dtype)
         self.attention_out = AccumulatingLinear(d_model // tp, d_model, bias=False, dtype=dtype)
@@ -45,7 +55,11 @@ class ParallelLayer(nn.Module):
         seq, batch, _ = x.shape
         qkv = self.qkv(copy_to_tp(x, self.group)).view(seq, batch * self.heads, 3, self.head_dim)
         q, k, v = (part.transpose(0, 1) for part in qkv.unbind(2))  # (b np, s, hn) strided views
-        probs = scaled_causal_softmax(torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim))
+        scores, scale = torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim)
+        if self.causal_mask is None:
+            probs = scaled_causal_softmax(scores, scale)
+        else:
+            probs = unfused_causal_softmax(scores, scale, self.causal_mask)
         probs = F.dropout(probs, DROPOUT, self.training)
         context = torch.bmm(probs, v).view(batch, self.heads, seq, self.head_dim).permute(2, 0, 1, 3)
         return self.attention_out(context.reshape(seq, batch, self.heads * self.head_dim))
@@ -94,7 +108,10 @@ class GptStage(nn.Module):
         self.scatter_gather = scatter_gather and tp > 1
         self.activation_shape = (seq_len, micro_batch, d_model)
         self.embedding = VocabParallelEmbedding(local_vocab, d_model, seq_len, tp_rank, group, dtype) if first else None
-        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype) for _ in range(layers))
+        mask = None
+        if not fused_softmax_available(seq_len, micro_batch * heads // tp):
+            mask = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
+        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype, mask) for _ in range(layers))
         self.final_norm = nn.LayerNorm(d_model, dtype=dtype) if last else None
         self.output_weight = None
         if last and not first:  # the last stage's own copy of the tied word embedding

@@ -11,7 +11,7 @@ one stage); the data-parallel all-reduce of the stage's gradients in one piece, 
 contiguous gradient buffer (no bucketing, as in the measured Megatron-DeepSpeed runs); the
 all-reduce of the tied word embedding's gradient between the first and last stage; the
 found-inf and gradient-norm all-reduces (over the pipeline group with several stages, else the
-tensor-parallel group, as `model=gpt` models them); then Adam.
+tensor-parallel group, as `model=gpt` models them); then fused Adam.
 """
 
 from __future__ import annotations
@@ -35,10 +35,12 @@ def padded_vocab(vocab: int, tp: int, multiple: int = VOCAB_MULTIPLE) -> int:
 
 
 class MegatronAdam(torch.optim.Adam):
-    """Adam preceded by Megatron's found-inf check and gradient-norm all-reduces (one fp32 each)."""
+    """Adam preceded by Megatron's found-inf check and gradient-norm all-reduces (one fp32 each).
+    Fused (one multi-tensor kernel over every parameter), as Megatron's Apex/Transformer Engine
+    FusedAdam runs it."""
 
     def __init__(self, params, sync_group) -> None:
-        super().__init__(params, lr=1e-4, foreach=True)
+        super().__init__(params, lr=1e-4, fused=True)
         self.sync_group = sync_group
 
     @torch.no_grad()

@@ -15,8 +15,9 @@ from ddlsim.compute.kernel_roofline import (
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.compute.roofline import Roofline
 from ddlsim.errors import ConfigError
-from ddlsim.types import ComputeTask, Phase, ShardSignature
-from ddlsim.workload.gpt_kernels import Kernel, gemm, kernels_for, memory
+from ddlsim.types import ComputeTask, Kernel, Phase, ShardSignature
+from ddlsim.workload.kernels import kernels_for
+from ddlsim.workload.kernels.primitives import gemm, memory
 from ddlsim.workload.transformer_layer import LayerShape
 
 A100 = DeviceSpec.from_config(DeviceConfig(name="a100_80gb"))

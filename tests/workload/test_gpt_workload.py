@@ -6,8 +6,9 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.registry import MODELS
 from ddlsim.types import CollectiveOp, Phase
 from ddlsim.workload.equivalent import build_equivalent_shard
-from ddlsim.workload.gpt_kernels import fused_softmax_available, kernels_for, total_flop
 from ddlsim.workload.gpt_plan import GptShape
+from ddlsim.workload.kernels import kernels_for, total_flop
+from ddlsim.workload.kernels.megatron import fused_softmax_available
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import LayerShape
 

@@ -42,7 +42,8 @@ from ddlsim.types import (
     ShardSignature,
     TaskBlock,
 )
-from ddlsim.workload.gpt_kernels import has_kernels, kernels_for, total_bytes
+from ddlsim.workload.kernels import has_kernels, kernel_work
+from ddlsim.workload.kernels.spec import head_keys, layer_keys
 from ddlsim.workload.llm import arithmetic
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan
@@ -58,18 +59,21 @@ OPTIMIZER_SYNC_CALLS = 2
 
 
 class KernelBytes:
-    """Memory traffic of a task's kernel list, by (signature, phase): one per model object, so
+    """(FLOPs, bytes) of a task's kernel list, by (signature, phase): one per model object, so
     that plans sharing a shard shape (a search prices thousands) list its kernels once."""
 
     def __init__(self) -> None:
-        self._bytes = Memo("kernel bytes")  # (ShardSignature, Phase) -> bytes
+        self._bytes = Memo("kernel bytes")  # (ShardSignature, Phase) -> (flop, bytes)
 
-    def __call__(self, signature: ShardSignature, phase: Phase) -> float:
+    def work(self, signature: ShardSignature, phase: Phase) -> tuple[float, float]:
         key = (signature, phase)
         value = self._bytes.get(key)
         if value is None:
-            value = self._bytes.put(key, total_bytes(kernels_for(signature, phase)))
+            value = self._bytes.put(key, kernel_work(signature, phase))
         return value
+
+    def __call__(self, signature: ShardSignature, phase: Phase) -> float:
+        return self.work(signature, phase)[1]
 
     def clear(self) -> None:
         self._bytes.clear()
@@ -97,35 +101,28 @@ class _Blocks:
 
     def layer_signature(self, kind: str, core: bool = False) -> ShardSignature:
         shape, layout, mb = self.shape, self.layout, self.plan.micro_batch
-        layer = shape.layer
-        keys = dict(layer.signature_shape(layout.tp))
-        if layout.cp > 1:
-            keys["cp"] = layout.cp
+        keys = layer_keys(shape, layout.tp, layout.cp, self.sp, kind == MOE and not core, layout.ep)
         checkpointing = self.recompute == "full"
         if shape.mla is None and kind == DENSE:
             return ShardSignature("attention_core" if core else "gpt_layer", tuple(keys.items()), mb,
                                   self.precision, checkpointing)
-        if shape.mla is not None:
-            m = shape.mla
-            keys.update(q_lora=m.q_lora_rank, kv_lora=m.kv_lora_rank, qk_nope=m.qk_nope_dim, qk_rope=m.qk_rope_dim,
-                        v_head=m.v_head_dim)
-        if kind == MOE and not core:
-            moe = shape.moe
-            assert moe is not None
-            keys.update(experts=moe.experts, top_k=moe.top_k, expert_ffn=moe.expert_ffn, shared_ffn=moe.shared_ffn,
-                        ep=layout.ep, capacity_permille=round(1000 * moe.capacity_factor))
         kind_name = "decoder_attention_core" if core else f"{'mla_' if shape.mla else ''}{kind}_layer"
         return ShardSignature(kind_name, tuple(keys.items()), mb, self.precision, checkpointing)
+
+    def kernel_task(self, name: str, phase: Phase, signature: ShardSignature) -> ComputeTask:
+        """A task whose FLOPs and bytes are those of its kernel list (the work its kernels do)."""
+        flop, memory_bytes = self.kernel_bytes.work(signature, phase)
+        return ComputeTask(name, phase, signature, flop, memory_bytes)
 
     def layer_task(self, kind: str, phase: Phase) -> ComputeTask:
         shape, layout, mb = self.shape, self.layout, self.plan.micro_batch
         signature = self.layer_signature(kind)
-        flop = arithmetic.layer_forward_flop(shape, kind, mb, layout.tp, layout.cp)
         name = {Phase.FORWARD: "layer_forward", Phase.RECOMPUTE: "layer_recompute"}.get(phase, "layer_backward")
+        if has_kernels(signature.model_kind):
+            return self.kernel_task(name, phase, signature)
+        flop = arithmetic.layer_forward_flop(shape, kind, mb, layout.tp, layout.cp)
         if phase is Phase.BACKWARD:
             flop *= 2.0
-        if has_kernels(signature.model_kind):
-            return self.task(name, phase, signature, flop)
         traffic = arithmetic.layer_memory_bytes(shape, kind, mb, layout.tp, layout.cp, layout.ep)
         return self.task(name, phase, signature, flop, traffic * (2.0 if phase is Phase.BACKWARD else 1.0))
 
@@ -135,11 +132,13 @@ class _Blocks:
         if self.recompute == "selective":
             shape, layout, mb = self.shape, self.layout, self.plan.micro_batch
             signature = self.layer_signature(kind, core=True)
-            flop = arithmetic.attention_core_flop(shape, mb, layout.tp, layout.cp)
-            traffic = -1.0 if has_kernels(signature.model_kind) else \
-                2 * arithmetic.attention_core_bytes(shape, mb, layout.tp, layout.cp)
-            return [self.task("attention_core_recompute", Phase.RECOMPUTE, signature, flop, traffic),
-                    *self.calls.ring_passes(Phase.RECOMPUTE)]
+            if has_kernels(signature.model_kind):
+                core = self.kernel_task("attention_core_recompute", Phase.RECOMPUTE, signature)
+            else:
+                core = self.task("attention_core_recompute", Phase.RECOMPUTE, signature,
+                                 arithmetic.attention_core_flop(shape, mb, layout.tp, layout.cp),
+                                 2 * arithmetic.attention_core_bytes(shape, mb, layout.tp, layout.cp))
+            return [core, *self.calls.ring_passes(Phase.RECOMPUTE)]
         return []
 
     # ---- per-micro-batch blocks -----------------------------------------------------------------------
@@ -196,9 +195,10 @@ class _Blocks:
         tp, layer = layout.tp, shape.layer
         first, last = (0,), (layout.chunks - 1,)
         vocab, seq = shape.padded_vocab(tp), layer.seq_len // layout.cp
+        extra = head_keys(shape, tp, self.sp, layout.chunks)
         embedding = ShardSignature("gpt_embedding", (("d_model", layer.d_model), ("vocab", vocab), ("seq_len", seq),
-                                                     ("tp", tp)), mb, self.precision, False)
-        head = lm_head_signature(layer.d_model, vocab, seq, tp, mb, self.precision.value)
+                                                     ("tp", tp), *extra.items()), mb, self.precision, False)
+        head = lm_head_signature(layer.d_model, vocab, seq, tp, mb, self.precision.value, extra)
         message, tensor = self.calls.message_bytes, self.calls.tensor
 
         def tp_call(op: CollectiveOp, size: int, phase: Phase, name: str, count: int = 1) -> list[CollectiveCall]:

@@ -18,7 +18,9 @@ deepseek_v3 (and deepseek_v2)  multi-head latent attention, MoE with shared expe
 gpt2                           learned positions, tied embeddings, LayerNorm, GeLU, biases, dropout
 =============================  =====================================================================
 
-Parameter counts are arithmetic (`DecoderShape.params`); tests check them against the models
+Every family but gpt2 keeps Q, K, V and gate, up as separate projections (as transformers' modules
+and checkpoints lay them out: `DecoderShape.fused_projections` False, which the kernel lists
+follow); GPT-2's are fused. Parameter counts are arithmetic (`DecoderShape.params`); tests check them against the models
 transformers builds from the same configs on the meta device, and against the published totals.
 Attention over a sliding window (Mistral 7B v0.1) is counted as full attention.
 """
@@ -149,7 +151,8 @@ def decoder_shape(config: dict[str, Any], seq_len: int = 0, capacity_factor: flo
     qkv_bias = family == "qwen2" or (family == "qwen2_moe" and bool(_get(config, "qkv_bias", True)))
     return DecoderShape(layer, config["num_hidden_layers"], config["vocab_size"], vocab_multiple=1,
                         tied_embeddings=bool(_get(config, "tie_word_embeddings", False)), position_embeddings=False,
-                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias, attention=attention)
+                        moe=moe, dense_layers=dense_layers, mla=mla, qkv_bias=qkv_bias, attention=attention,
+                        fused_projections=False)
 
 
 def _moe(config: dict[str, Any], family: str, capacity_factor: float) -> tuple[MoeShape | None, int]:

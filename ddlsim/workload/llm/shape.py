@@ -92,7 +92,9 @@ class DecoderShape:
     `position_rows` is the size of a learned position table (0: the sequence length).
     `attention` is how the attention core runs: ``flash`` (a fused kernel that never stores the
     s x s scores: FlashAttention-2/3, cuDNN) or ``materialized`` (scores and softmax written to
-    memory, as Megatron-LM's fused-softmax path of 2021 did).
+    memory, as Megatron-LM's fused-softmax path of 2021 did). `fused_projections`: Q, K and V
+    (and gate and up) are one GEMM each, as Megatron and GPT-2 lay them out; False for
+    transformers' Llama-style modules, one GEMM per projection (the kernel lists follow it).
     """
 
     layer: LayerShape
@@ -107,6 +109,7 @@ class DecoderShape:
     qkv_bias: bool = False
     position_rows: int = 0
     attention: str = MATERIALIZED
+    fused_projections: bool = True
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_KINDS:

@@ -1,0 +1,56 @@
+"""The kernel-list registry: which function lists the kernels of a signature's model kind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from ddlsim.errors import ConfigError
+from ddlsim.types import Kernel, Phase, ShardSignature
+
+KernelLister = Callable[[ShardSignature, Phase], list[Kernel]]
+_LISTERS: dict[str, KernelLister] = {}
+
+
+def register_kernels(*kinds: str) -> Callable[[KernelLister], KernelLister]:
+    """Decorator: `lister(signature, phase) -> list[Kernel]` lists the kernels of `kinds`."""
+
+    def decorator(lister: KernelLister) -> KernelLister:
+        for kind in kinds:
+            _LISTERS[kind] = lister
+        return lister
+
+    return decorator
+
+
+def has_kernels(kind: str) -> bool:
+    return kind in _LISTERS
+
+
+def kernels_for(signature: ShardSignature, phase: Phase | str) -> list[Kernel]:
+    """The kernels of one task of `signature` in `phase` (count 1)."""
+    lister = _LISTERS.get(signature.model_kind)
+    if lister is None:
+        raise ConfigError("signature.model_kind", signature.model_kind,
+                          f"has no kernel list; known kinds: {', '.join(sorted(_LISTERS))}")
+    return lister(signature, Phase(phase))
+
+
+def shape_value(signature: ShardSignature, key: str) -> int:
+    try:
+        return signature.shape_dict[key]
+    except KeyError:
+        raise ConfigError("signature.shape", signature.shape_dict, f"a {signature.model_kind} needs {key!r}") from None
+
+
+def total_flop(kernels: Iterable[Kernel]) -> float:
+    return sum(kernel.flop for kernel in kernels)
+
+
+def total_bytes(kernels: Iterable[Kernel]) -> float:
+    return sum(kernel.bytes for kernel in kernels)
+
+
+def kernel_work(signature: ShardSignature, phase: Phase | str) -> tuple[float, float]:
+    """(FLOPs, DRAM bytes) of one task of `signature` in `phase`: the work its kernels do."""
+    kernels = kernels_for(signature, phase)
+    return total_flop(kernels), total_bytes(kernels)

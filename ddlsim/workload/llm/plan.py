@@ -25,6 +25,7 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.workload.llm.layout import (
     ParallelLayout,
     check_chunks,
+    check_context_and_expert,
     check_layout,
     check_micro_batches,
     tp_divides,
@@ -158,6 +159,7 @@ def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_byte
     """Degrees, micro-batches and per-stage memory; `global_batch` 0 means one micro-batch per replica."""
     pp, v = parallel.pipeline, parallel.virtual_stages
     check_chunks(shape, pp, v)
+    check_context_and_expert(shape, parallel.context, parallel.expert)
     tp = _choose_tp(shape, parallel)
     micro_batch = parallel.micro_batch or 1
     dp = _choose_dp(parallel, tp, micro_batch, global_batch)

@@ -8,6 +8,7 @@ unknown key or a wrong type fails during composition, before any work starts.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,16 @@ def register_configs() -> None:
             store.store(group=registry.group, name=entry.name, node=registry.config_node(entry.name),
                         provider="ddlsim")
     _registered = True
+
+
+@functools.cache
+def default_options() -> dict[str, str]:
+    """The option each group has when nothing chooses another: the primary config's defaults list."""
+    import yaml
+
+    document = yaml.safe_load((config_dir() / "config.yaml").read_text(encoding="utf-8"))
+    return {group: str(option) for entry in document["defaults"] if isinstance(entry, dict)
+            for group, option in entry.items() if group in GROUPS}
 
 
 def config_dir() -> Path:

@@ -81,13 +81,24 @@ def register_configs() -> None:
 
 
 @functools.cache
-def default_options() -> dict[str, str]:
-    """The option each group has when nothing chooses another: the primary config's defaults list."""
+def default_options() -> dict[str, tuple[str, ...]]:
+    """The options each group has when the user chooses none: the primary config's defaults list,
+    and the default experiment's ``override /<group>: <option>`` entries (the fixed ones, not its sweep)."""
     import yaml
 
-    document = yaml.safe_load((config_dir() / "config.yaml").read_text(encoding="utf-8"))
-    return {group: str(option) for entry in document["defaults"] if isinstance(entry, dict)
-            for group, option in entry.items() if group in GROUPS}
+    def choices(path: Path) -> list[tuple[str, str]]:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return [(group.removeprefix("override ").removeprefix("/"), str(option))
+                for entry in document.get("defaults") or [] if isinstance(entry, dict)
+                for group, option in entry.items()]
+
+    primary = choices(config_dir() / "config.yaml")
+    options = {group: (option,) for group, option in primary if group in GROUPS}
+    experiment = dict(primary).get("experiment")
+    for group, option in choices(config_dir() / "experiment" / f"{experiment}.yaml") if experiment else []:
+        if group in options and option not in options[group]:
+            options[group] += (option,)
+    return options
 
 
 def config_dir() -> Path:

@@ -106,28 +106,26 @@ def check_known_keys(root: DictConfig) -> None:
 
 
 def check_unread_groups(root: DictConfig, task: Any) -> None:
-    """Raise `ConfigError` for a group `task` does not read that is set away from its default: an
-    option chosen (``fabric=superpod`` with ``task=packet``), or a key of a section changed."""
+    """Raise `ConfigError` for a group `task` does not read whose option is not a default one
+    (``fabric=superpod`` with ``task=packet``): the choice would be ignored silently. The default
+    experiment's own choices count as defaults (`default_options`), so that ``ddlsim task=profile``
+    still runs.
+
+    Only the option is compared, not the keys of the schema sections (``parallel``, ``compute``,
+    ``training``), which have no option name: an experiment may set them for its default task and
+    still be searched (``experiment=vtrain_a100 task=search``).
+    """
     name = OmegaConf.select(root, "task.name", default="")
     defaults = default_options()
     reads = task_reads(task)
     for group in GROUPS:
-        if group == "task" or group in reads:
+        if group == "task" or group in reads or group in dict(_SECTIONS):
             continue
-        schema = dict(_SECTIONS).get(group)
-        if schema is None:
-            chosen = config_label(root, group)
-            if chosen != defaults[group]:
-                raise ConfigError(group, chosen, f"has no effect: task {name} does not read the {group} group "
-                                                 f"(it reads {', '.join(reads) or 'only its own keys'}); leave "
-                                                 f"{group} at {defaults[group]}")
-            continue
-        default = OmegaConf.to_container(OmegaConf.structured(schema))
-        given = OmegaConf.to_container(root[group], resolve=True)
-        changed = [key for key, value in given.items() if default.get(key) != value]
-        if changed:
-            raise ConfigError(f"{group}.{changed[0]}", given[changed[0]],
-                              f"has no effect: task {name} does not read the {group} group")
+        chosen = config_label(root, group)
+        if chosen not in defaults[group]:
+            raise ConfigError(group, chosen, f"has no effect: task {name} does not read the {group} group (it "
+                                             f"reads {', '.join(reads) or 'only its own keys'}); leave {group} at "
+                                             f"its default, {defaults[group][0]} (as experiment=single does)")
 
 
 def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,

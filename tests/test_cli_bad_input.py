@@ -112,12 +112,10 @@ ONE_LINE_CASES = [
      "task.root = 3: has no effect: no op of ops has a root (broadcast, reduce, gather, scatter, send_recv)"),
     (["task=packet", "fabric=superpod"], EXIT_INVALID,
      "fabric = 'superpod': has no effect: task packet does not read the fabric group (it reads only its own keys); "
-     "leave fabric at ideal"),
+     "leave fabric at its default, ideal (as experiment=single does)"),
     (["task=collective", "model=dlrm"], EXIT_INVALID,
      "model = 'dlrm': has no effect: task collective does not read the model group (it reads fabric, collective, "
-     "device); leave model at megatron"),
-    (["task=search", "model=gpt", "parallel.expert=3"], EXIT_INVALID,
-     "parallel.expert = 3: has no effect: task search does not read the parallel group"),
+     "device); leave model at its default, megatron (as experiment=single does)"),
     # absurd values
     (["fabric=ramp", "fabric.propagation=1e30s"], EXIT_INVALID,
      "fabric.propagation = '1e30s': is implausible: a delay is at most 1s (README, 'Values take units')"),

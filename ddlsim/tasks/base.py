@@ -16,8 +16,8 @@ INPUT_GROUPS = ("model", "parallel", "device", "compute", "fabric", "collective"
 def task_reads(task: Any) -> tuple[str, ...]:
     """The groups `task` reads: its class's ``reads`` (a `ClassVar`), else every input group.
 
-    The runner refuses a group the task does not read that is set away from its default, and an
-    assumption set that changes none of the groups it reads: either would be ignored silently.
+    The runner refuses an option chosen for a group the task does not read (`check_unread_groups`),
+    and an assumption set that changes none of the groups it reads: either would be ignored silently.
     """
     return tuple(getattr(type(task), "reads", INPUT_GROUPS))
 

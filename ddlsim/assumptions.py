@@ -17,7 +17,9 @@ replaces nothing (``assumptions.collective_for_fabric.bcube=null``, a what-if).
 (``parallel: {megatron: {activation_offload: true}}``): DLRM and Megatron take different
 parallelism settings.
 
-Result rows of a run under any option but ``faithful`` carry an ``assumptions`` column.
+Result rows of a run under any option but ``faithful`` carry an ``assumptions`` column. An option
+that names none of the run's options in a group its task reads has no effect, and is an error
+(`check_assumption_effect`); an entry set to null counts as named, so what-ifs stay legal.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
+
+from ddlsim.errors import ConfigError
 
 FAITHFUL = "faithful"
 _BY_OPTION = ("model", "fabric", "collective", "task")
@@ -98,3 +102,38 @@ def apply_assumptions(root: DictConfig) -> DictConfig:
 def _merged(base: Any, overlay: Any) -> DictConfig:
     return OmegaConf.merge(OmegaConf.create(OmegaConf.to_container(base)),
                            OmegaConf.create(OmegaConf.to_container(overlay)))
+
+
+def _names(overlays: Any, keys: list[str]) -> bool:
+    return overlays is not None and any(key in overlays for key in keys)
+
+
+def addressed_groups(root: DictConfig) -> list[str]:
+    """The groups of `root` the chosen assumption set names an entry for (null entries included)."""
+    node = root.get("assumptions") if isinstance(root, DictConfig) else None
+    if node is None or assumptions_name(root) == FAITHFUL:
+        return []
+    groups = [group for group in _BY_OPTION if _names(node.get(group), _option_keys(root.get(group)))]
+    if _names(node.get("collective_for_fabric"), _option_keys(root.get("fabric"))) and "collective" not in groups:
+        groups.append("collective")
+    model_keys = _option_keys(root.get("model"))
+    return groups + [section for section in _BY_MODEL if _names(node.get(section), model_keys)]
+
+
+def check_assumption_effect(root: DictConfig, reads: tuple[str, ...], task: str) -> None:
+    """Raise `ConfigError` when the assumption set changes nothing task `task` reads (`reads`, and
+    its own ``task`` group): the rows would carry its name for results it did not change."""
+    name = assumptions_name(root)
+    if name == FAITHFUL:
+        return
+    addressed = addressed_groups(root)
+    if any(group in (*reads, "task") for group in addressed):
+        return
+    node = root["assumptions"]
+    offers = "; ".join(f"{section} {', '.join(map(str, node[section]))}"
+                       for section in (*_BY_OPTION, *_BY_MODEL, "collective_for_fabric") if node.get(section))
+    run = ", ".join(f"{group} {_option_keys(root.get(group))[0]}" for group in ("model", "fabric", "collective")
+                    if group in reads and _option_keys(root.get(group)))
+    why = (f"it changes {', '.join(addressed)}, which task {task} does not read" if addressed else
+           f"it names none of this run's options ({run or 'task ' + task}); it sets {offers}")
+    raise ConfigError("assumptions", name, f"has no effect on this run: {why}; leave assumptions at {FAITHFUL}")

@@ -8,6 +8,9 @@ where it can be known in advance:
 - exit 3, ``ddlsim: infeasible: <reason>``: a legal single run that cannot be done (the model
   does not fit, the group is larger than the fabric). No result file is written.
 
+A reader that stops reading (``ddlsim --help | head``) ends the command quietly with exit 141,
+the status of a process that SIGPIPE stopped.
+
 Inside a sweep (``-m``) a point that cannot run is a row with its ``status`` instead, and the
 sweep goes on (`ddlsim.runner.run_point`). Set HYDRA_FULL_ERROR=1 to see the full traceback.
 
@@ -43,8 +46,10 @@ from ddlsim.sweep import SweepAborted, clear_job_marker, job_finished, mark_job_
 
 EXIT_INVALID = 2
 EXIT_INFEASIBLE = 3
-# What Hydra raises when it cannot create or write the run or sweep directory.
-_PATH_ERRORS = (PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError)
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader left
+# What Hydra raises when it cannot create or write the run or sweep directory (FileNotFoundError:
+# a parent that cannot hold directories, such as /proc/1).
+_PATH_ERRORS = (PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError, FileNotFoundError)
 
 
 class _SingleRunFailure:
@@ -113,6 +118,16 @@ def _report(error: BaseException) -> int:
     return EXIT_INVALID
 
 
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush does not fail on the closed pipe too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is no file (captured in-process)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: ``sys.argv[1:]``); return the exit status."""
     register_configs()
@@ -132,11 +147,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = render_help(overrides) if overrides is not None else None
         if text is not None:  # the same text as Hydra's --help, without its 4 s of group listing
             print(text)
+            sys.stdout.flush()
             return 0
         entry()
         if _SingleRunFailure.error is not None:
             raise _SingleRunFailure.error
+        sys.stdout.flush()
         return 0
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except SystemExit as exit_:  # --help, --info and Hydra's own argument errors
         if isinstance(exit_.code, str):
             print(exit_.code, file=sys.stderr)

@@ -8,6 +8,7 @@ unknown key or a wrong type fails during composition, before any work starts.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,27 @@ def register_configs() -> None:
             store.store(group=registry.group, name=entry.name, node=registry.config_node(entry.name),
                         provider="ddlsim")
     _registered = True
+
+
+@functools.cache
+def default_options() -> dict[str, tuple[str, ...]]:
+    """The options each group has when the user chooses none: the primary config's defaults list,
+    and the default experiment's ``override /<group>: <option>`` entries (the fixed ones, not its sweep)."""
+    import yaml
+
+    def choices(path: Path) -> list[tuple[str, str]]:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return [(group.removeprefix("override ").removeprefix("/"), str(option))
+                for entry in document.get("defaults") or [] if isinstance(entry, dict)
+                for group, option in entry.items()]
+
+    primary = choices(config_dir() / "config.yaml")
+    options = {group: (option,) for group, option in primary if group in GROUPS}
+    experiment = dict(primary).get("experiment")
+    for group, option in choices(config_dir() / "experiment" / f"{experiment}.yaml") if experiment else []:
+        if group in options and option not in options[group]:
+            options[group] += (option,)
+    return options
 
 
 def config_dir() -> Path:

@@ -25,10 +25,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from ddlsim.assumptions import FAITHFUL, apply_assumptions, assumptions_name
+from ddlsim.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
 from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig, ComputeModel
-from ddlsim.config_store import GROUPS, RootConfig, config_dir, register_configs
+from ddlsim.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.registry import (
     ALGORITHMS,
@@ -39,7 +39,8 @@ from ddlsim.registry import (
     omegaconf_error_to_config_error,
     unknown_key_error,
 )
-from ddlsim.tasks.base import Components, Row, TaskResult, config_label
+from ddlsim.report.settings import ReportSettings
+from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
 from ddlsim.training.settings import TrainingConfig, training_settings
 from ddlsim.workload.parallel import ParallelConfig
 
@@ -74,14 +75,15 @@ def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> D
     raise ConfigError("config", type(config).__name__, "must be a DictConfig, a mapping or a list of overrides")
 
 
-def _parallel(node: Any) -> ParallelConfig:
+def _section(node: Any, schema: type, key: str) -> Any:
+    """The `schema` instance of the config section `node` (its checks run), errors placed under `key`."""
     try:
-        merged = OmegaConf.merge(OmegaConf.structured(ParallelConfig), node)
+        merged = OmegaConf.merge(OmegaConf.structured(schema), node)
         return OmegaConf.to_object(merged)
     except OmegaConfBaseException as error:
-        raise omegaconf_error_to_config_error(error, "parallel") from None
+        raise omegaconf_error_to_config_error(error, key) from None
     except ConfigError as error:
-        raise error.under("parallel") from None
+        raise error.under(key) from None
 
 
 def _compute(node: Any, device: Any) -> ComputeModel:
@@ -103,24 +105,51 @@ def check_known_keys(root: DictConfig) -> None:
         raise error
 
 
+def check_unread_groups(root: DictConfig, task: Any) -> None:
+    """Raise `ConfigError` for a group `task` does not read whose option is not a default one
+    (``fabric=superpod`` with ``task=packet``): the choice would be ignored silently. The default
+    experiment's own choices count as defaults (`default_options`), so that ``ddlsim task=profile``
+    still runs.
+
+    Only the option is compared, not the keys of the schema sections (``parallel``, ``compute``,
+    ``training``), which have no option name: an experiment may set them for its default task and
+    still be searched (``experiment=vtrain_a100 task=search``).
+    """
+    name = OmegaConf.select(root, "task.name", default="")
+    defaults = default_options()
+    reads = task_reads(task)
+    for group in GROUPS:
+        if group == "task" or group in reads or group in dict(_SECTIONS):
+            continue
+        chosen = config_label(root, group)
+        if chosen not in defaults[group]:
+            raise ConfigError(group, chosen, f"has no effect: task {name} does not read the {group} group (it "
+                                             f"reads {', '.join(reads) or 'only its own keys'}); leave {group} at "
+                                             f"its default, {defaults[group][0]} (as experiment=single does)")
+
+
 def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
-                     output_dir: str | os.PathLike[str] | None = None) -> Components:
+                     output_dir: str | os.PathLike[str] | None = None,
+                     check_assumptions: bool = True) -> Components:
     """Validate every config group and build its object; raises `ConfigError` naming the key.
 
     `output_dir` is the run's directory, for tasks that write files of their own (profiles).
+    `check_assumptions` false skips the check that the assumption set changes something the task
+    reads (a sweep's shared config, whose swept keys are only at their defaults).
     """
-    root = _as_root(config)
+    given = _as_root(config)
     for group in GROUPS:
-        if OmegaConf.is_missing(root, group):
+        if OmegaConf.is_missing(given, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
-    check_known_keys(root)
-    root = apply_assumptions(root)
+    check_known_keys(given)
+    root = apply_assumptions(given)
     device = DEVICES.build(root.device)
     training_settings(root.training)  # validated here; the train task reads it from `config`
-    return Components(
+    _section(root.get("report") or {}, ReportSettings, "report")  # validated here; a sweep's report reads it
+    components = Components(
         config=root,
         model=MODELS.build(root.model),
-        parallel=_parallel(root.parallel),
+        parallel=_section(root.parallel, ParallelConfig, "parallel"),
         device=device,
         fabric=FABRICS.build(root.fabric),
         algorithm=ALGORITHMS.build(root.collective),
@@ -128,6 +157,10 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
         compute=_compute(root.compute, device),
         output_dir=Path(output_dir) if output_dir is not None else None,
     )
+    check_unread_groups(given, components.task)
+    if check_assumptions:
+        check_assumption_effect(given, task_reads(components.task), str(given.task.name))
+    return components
 
 
 def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,

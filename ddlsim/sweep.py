@@ -210,13 +210,14 @@ class SweepAborted(BaseException):
 
 def check_common_settings(config: DictConfig) -> None:
     """Build the sweep's shared config (command-line values, swept keys at their defaults), so
-    that a bad value or unknown key every job would share stops the sweep before any work."""
+    that a bad value or unknown key every job would share stops the sweep before any work. Whether
+    an assumption set has an effect depends on the swept keys: each job checks it."""
     from ddlsim.runner import build_components
 
     shared = copy.deepcopy(config)
     with open_dict(shared):
         del shared["hydra"]
-    build_components(shared)
+    build_components(shared, check_assumptions=False)
 
 
 class GatherResults(Callback):
@@ -246,7 +247,15 @@ class GatherResults(Callback):
             return
         from ddlsim.report.make import make_report  # pandas and matplotlib, once per sweep
 
-        report = make_report(frame, sweep_dir, report_settings(config))
+        statuses = frame["status"].astype(str) if "status" in frame else None
+        if statuses is not None and statuses.str.startswith("invalid: ").all():
+            # every job refused its config: nothing to report, and the sweep must not look done
+            raise SweepAborted(ConfigError("sweep", str(sweep_dir), f"every job was invalid, e.g. job "
+                                           f"{frame['job'].iloc[0]}: {statuses.iloc[0].removeprefix('invalid: ')}"))
+        try:
+            report = make_report(frame, sweep_dir, report_settings(config))
+        except ConfigError as error:  # the rows do not match the reference the report was asked for
+            raise SweepAborted(error) from error
         bad = int((frame["status"] != "ok").sum()) if "status" in frame else 0
         print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs"
               + (f"; {bad} could not run (see their status)" if bad else "") + "\n")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, localcontext
 from typing import Final
 
@@ -95,6 +96,16 @@ def transfer_time_s(size_bytes: float, bandwidth_bps: float) -> float:
     return bytes_to_bits(size_bytes) / bandwidth_bps
 
 
+# Plausible ranges of physical quantities (README, "Values take units"). A value outside is a
+# typo (a prefix or an exponent too many), not a network or device anyone builds: today's links
+# run at 1-1.6 Tb/s and GPUs hold 80-192 GB and do up to 20 PFLOPS, far inside them.
+BANDWIDTH_BOUNDS_BPS: Final = (1e3, 1e15)  # 1 kb/s to 1 Pb/s
+DELAY_BOUNDS_S: Final = (0.0, 1.0)  # a latency, propagation or overhead: at most 1 s
+# A reconfiguration or measurement period: at most 1 h (patch panels take minutes, TopoOpt Table 1).
+PERIOD_BOUNDS_S: Final = (0.0, 3600.0)
+SIZE_BOUNDS_BYTES: Final = (0.0, 1e15)  # a message, buffer or memory: at most 1 PB
+FLOP_RATE_BOUNDS: Final = (0.0, 1e18)  # one device: at most 1 EFLOPS
+
 UNIT_RULE: Final = ("needs a unit: values take units, e.g. '400Gbps', '150GB/s', '1.3us', '80GiB', "
                      "'312TFLOPS' (only 0 may go without one)")
 
@@ -122,6 +133,17 @@ def _check_sign(number: float, value: object, key: str, allow_zero: bool) -> Non
         raise ConfigError(key, value, "must be zero or positive" if allow_zero else "must be positive")
 
 
+def _check_plausible(quantity: float, value: object, key: str, bounds: tuple[float, float] | None, what: str,
+                     fmt: Callable[[float], str]) -> None:
+    """A non-zero `quantity` outside `bounds` (the ``*_BOUNDS`` above) is a typo, not hardware anyone builds."""
+    if bounds is None or quantity == 0:
+        return
+    low, high = bounds
+    if not low <= quantity <= high:
+        shown = f"at most {fmt(high)}" if low == 0 else f"between {fmt(low)} and {fmt(high)}"
+        raise ConfigError(key, value, f"is implausible: a {what} is {shown} (README, 'Values take units')")
+
+
 def _prefixed(number: float, unit: str, pattern: re.Pattern[str], value: object, key: str,
               what: str, example: str) -> tuple[float, str]:
     match = pattern.match(unit)
@@ -130,73 +152,80 @@ def _prefixed(number: float, unit: str, pattern: re.Pattern[str], value: object,
     return number * _ALL_PREFIXES[match["prefix"] or ""], match["base"]
 
 
-def parse_size_bytes(value: object, key: str = "size", *, allow_zero: bool = True) -> int:
+def parse_size_bytes(value: object, key: str = "size", *, allow_zero: bool = True,
+                     bounds: tuple[float, float] | None = SIZE_BOUNDS_BYTES) -> int:
     """``"80GiB"`` -> 85899345920, ``"1.5GB"`` -> 1500000000, ``"8Gb"`` -> 10**9 (bits / 8).
 
     The arithmetic is decimal and exact, so any whole number of bytes survives a round trip
-    through `format_size_bytes`.
+    through `format_size_bytes`. `bounds` is the plausible range (None: any size).
     """
     example = "80GiB"
     number, unit = _split(value, key, "size", example)
+    match = _SIZE_UNIT.match(unit) if unit else None
+    if unit and match is None:
+        raise ConfigError(key, value, f"unknown unit {unit!r} for a size (example: {example!r})")
     _check_sign(number, value, key, allow_zero)
     exact = Decimal(_QUANTITY.match(value)["number"]) if isinstance(value, str) else Decimal(value)
-    if not unit:
-        size_bytes = exact
-    else:
-        match = _SIZE_UNIT.match(unit)
-        if match is None:
-            raise ConfigError(key, value, f"unknown unit {unit!r} for a size (example: {example!r})")
+    size_bytes = exact
+    if match is not None:
         size_bytes = exact * _ALL_PREFIXES[match["prefix"] or ""]
         if match["base"].startswith("b"):
             size_bytes /= BITS_PER_BYTE
+    _check_plausible(float(size_bytes), value, key, bounds, "size", format_size_bytes)
     if size_bytes != size_bytes.to_integral_value():
         raise ConfigError(key, value, "must be a whole number of bytes")
     return int(size_bytes)
 
 
-def parse_bandwidth_bps(value: object, key: str = "bandwidth", *, allow_zero: bool = False) -> float:
+def parse_bandwidth_bps(value: object, key: str = "bandwidth", *, allow_zero: bool = False,
+                        bounds: tuple[float, float] | None = BANDWIDTH_BOUNDS_BPS) -> float:
     """``"400Gbps"`` -> 4e11; ``"150GB/s"`` -> 1.2e12 (bytes are 8 bits); a Python number is bps."""
     example = "400Gbps"
     number, unit = _split(value, key, "bandwidth", example)
+    scaled, base = _prefixed(number, unit, _RATE_UNIT, value, key, "bandwidth", example) if unit else (number, "")
     _check_sign(number, value, key, allow_zero)
-    if not unit:
-        return number
-    scaled, base = _prefixed(number, unit, _RATE_UNIT, value, key, "bandwidth", example)
-    return scaled * BITS_PER_BYTE if base[0] == "B" or base.startswith("byte") else scaled
+    bandwidth_bps = scaled * BITS_PER_BYTE if base[:1] == "B" or base.startswith("byte") else scaled
+    _check_plausible(bandwidth_bps, value, key, bounds, "bandwidth", format_bandwidth_bps)
+    return bandwidth_bps
 
 
-def parse_time_s(value: object, key: str = "time", *, allow_zero: bool = True) -> float:
-    """``"1.3us"`` -> 1.3e-6; ``"25 ms"`` -> 0.025; a Python number is seconds."""
+def parse_time_s(value: object, key: str = "time", *, allow_zero: bool = True,
+                 bounds: tuple[float, float] | None = DELAY_BOUNDS_S) -> float:
+    """``"1.3us"`` -> 1.3e-6; ``"25 ms"`` -> 0.025; a Python number is seconds.
+
+    `bounds` is the plausible range: a delay (latency, propagation, overhead) by default,
+    `PERIOD_BOUNDS_S` for reconfigurations and measurement periods, None for any duration.
+    """
     example = "1.3us"
     number, unit = _split(value, key, "duration", example)
-    _check_sign(number, value, key, allow_zero)
-    if not unit:
-        return number
-    if unit not in TIME_UNITS_S:
+    if unit and unit not in TIME_UNITS_S:
         raise ConfigError(key, value, f"unknown time unit {unit!r}; use one of {', '.join(TIME_UNITS_S)}")
-    factor = TIME_UNITS_S[unit]
+    _check_sign(number, value, key, allow_zero)
+    factor = TIME_UNITS_S[unit] if unit else 1.0
     # Dividing by the exact integer 10**k keeps "100ns" at 1e-07 rather than 1.0000000000000001e-07.
-    return number * factor if factor >= 1 else number / round(1 / factor)
+    time_s = number * factor if factor >= 1 else number / round(1 / factor)
+    _check_plausible(time_s, value, key, bounds, "delay" if bounds == DELAY_BOUNDS_S else "duration", format_time_s)
+    return time_s
 
 
 def parse_flop(value: object, key: str = "flop", *, allow_zero: bool = True) -> float:
     """``"3.2TFLOP"`` -> 3.2e12 floating-point operations (a count, not a rate)."""
     example = "3.2TFLOP"
     number, unit = _split(value, key, "FLOP count", example)
+    scaled = _prefixed(number, unit, _FLOP_UNIT, value, key, "FLOP count", example)[0] if unit else number
     _check_sign(number, value, key, allow_zero)
-    if not unit:
-        return number
-    return _prefixed(number, unit, _FLOP_UNIT, value, key, "FLOP count", example)[0]
+    return scaled
 
 
-def parse_flop_per_s(value: object, key: str = "peak_flop_per_s", *, allow_zero: bool = False) -> float:
+def parse_flop_per_s(value: object, key: str = "peak_flop_per_s", *, allow_zero: bool = False,
+                     bounds: tuple[float, float] | None = FLOP_RATE_BOUNDS) -> float:
     """``"312TFLOPS"`` or ``"312 TFLOP/s"`` -> 3.12e14 FLOP per second."""
     example = "312TFLOPS"
     number, unit = _split(value, key, "FLOP rate", example)
+    scaled = _prefixed(number, unit, _FLOP_RATE_UNIT, value, key, "FLOP rate", example)[0] if unit else number
     _check_sign(number, value, key, allow_zero)
-    if not unit:
-        return number
-    return _prefixed(number, unit, _FLOP_RATE_UNIT, value, key, "FLOP rate", example)[0]
+    _check_plausible(scaled, value, key, bounds, "FLOP rate", format_flop_per_s)
+    return scaled
 
 
 def _format(value: float, unit: str, prefixes: dict[str, int], digits: int) -> str:

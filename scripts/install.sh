@@ -1,22 +1,71 @@
 #!/usr/bin/env bash
 # Install ddlsim on a bare machine: CPU torch first, then torchrec without its GPU-only
-# fbgemm-gpu requirement, then every other dependency, then ddlsim itself (editable, or a
-# built wheel with --wheel, as CI does in a fresh venv).
+# fbgemm-gpu requirement, then every other dependency, then ddlsim itself (editable from this
+# checkout, or a built wheel with --wheel, as CI does in a fresh venv).
 # Usage: bash scripts/install.sh [extra ...]                     e.g. bash scripts/install.sh dev
-#        bash scripts/install.sh --wheel dist/ddlsim-*.whl [extra ...]
+#        bash install.sh --wheel ddlsim-*.whl [extra ...]          (this file alone: no checkout needed)
+#        bash install.sh --print-requirements [--wheel X.whl] [extra ...]   (print step 4's list, install nothing)
 set -euo pipefail
 wheel=""
+print_only=""
+if [[ "${1:-}" == "--print-requirements" ]]; then
+    print_only=1; shift
+fi
 if [[ "${1:-}" == "--wheel" ]]; then
     wheel=$(realpath "$2"); shift 2
+    source="$wheel"  # its METADATA lists the dependencies
+else
+    cd "$(dirname "$0")/.."
+    source="$PWD/pyproject.toml"
 fi
-cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --disable-pip-version-check --quiet "$@"; }
 
+# The dependencies of ddlsim (and its extras `$@`) from the wheel's METADATA or pyproject.toml,
+# less torch, torchrec and fbgemm-gpu (installed first, CPU builds), plus torchrec's own
+# requirements (once it is installed) less the GPU-only fbgemm-gpu.
+requirements() {
+    python - "$source" "$@" <<'PY'
+import contextlib, importlib.metadata, re, sys, tomllib, zipfile
+from email.parser import Parser
+
+source, extras = sys.argv[1], sys.argv[2:]
+FIRST = {"torch", "torchrec", "fbgemm-gpu", "fbgemm-gpu-cpu"}
+
+def name(requirement):
+    return re.split(r"[\s;<>=!~\[]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+if source.endswith(".whl"):
+    with zipfile.ZipFile(source) as wheel:
+        metadata = next(n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+        declared = Parser().parsestr(wheel.read(metadata).decode()).get_all("Requires-Dist") or []
+    wanted = []
+    for requirement in declared:
+        spec, _, marker = requirement.partition(";")
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        if extra is None:
+            wanted.append(requirement.strip())
+        elif extra.group(1) in extras:
+            wanted.append(spec.strip())
+else:
+    project = tomllib.loads(open(source, encoding="utf-8").read())["project"]
+    wanted = list(project["dependencies"])
+    for extra in extras:
+        wanted += project["optional-dependencies"][extra]
+with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+    wanted += [r for r in importlib.metadata.requires("torchrec") or [] if "extra ==" not in r]
+print("\n".join(r for r in dict.fromkeys(wanted) if name(r) not in FIRST))
+PY
+}
+
+if [[ -n "$print_only" ]]; then
+    requirements "$@"
+    exit 0
+fi
 pip_install torch==2.13.0
 pip_install fbgemm-gpu-cpu==1.8.0
 pip_install --no-deps torchrec==1.8.0
-mapfile -t requirements < <(python scripts/requirements.py "$@")
-pip_install "${requirements[@]}"
+mapfile -t deps < <(requirements "$@")
+pip_install "${deps[@]}"
 if [[ -n "$wheel" ]]; then
     pip_install --no-deps "$wheel"
 else

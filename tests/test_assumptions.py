@@ -38,7 +38,57 @@ def test_faithful_is_the_default_and_changes_no_group() -> None:
 
 def test_faithful_rows_have_no_assumptions_column_and_paper_rows_do() -> None:
     assert "assumptions" not in _row(["experiment=single", "fabric=ideal"])
-    assert _row(["experiment=single", "fabric=ideal", "assumptions=wrht_paper"])["assumptions"] == "wrht_paper"
+    row = _row(["experiment=single", "fabric=optical_ring", "assumptions=wrht_paper"])
+    assert row["assumptions"] == "wrht_paper"
+
+
+@pytest.mark.parametrize(("overrides", "rule"), [
+    # issue 21: sipac_paper on a RAMP run labelled its rows and changed nothing
+    (["experiment=single", "fabric=ramp", "assumptions=sipac_paper"],
+     "has no effect on this run: it names none of this run's options (model megatron, fabric ramp, collective best); "
+     "it sets fabric sipac; collective_for_fabric sipac, sipac_64, bcube, bcube_64, superpod_sipac, torus2d_sipac"),
+    (["experiment=single", "fabric=ideal", "assumptions=wrht_paper"],
+     "it names none of this run's options (model megatron, fabric ideal, collective best); "
+     "it sets fabric optical_ring"),
+    # issue 21: topoopt_paper changed nothing on topoopt_fig11 (the task builds its own fabrics)
+    (["experiment=topoopt_fig11", "assumptions=topoopt_paper"], "it names none of this run's options (model "
+     "topoopt_dlrm, collective per_op); it sets collective_for_fabric topoopt, topoopt_fat_tree, topoopt_ideal"),
+    # the model and parallel overlays of ramp_paper reach no collective task
+    (["experiment=single", "task=collective", "fabric=superpod", "collective=ring", "assumptions=ramp_paper"],
+     "it changes model, parallel, which task collective does not read")])
+def test_an_assumption_set_with_no_effect_on_the_run_is_an_error(overrides, rule) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build_components(overrides)
+    name = overrides[-1].split("=")[1]
+    assert str(caught.value) == f"assumptions = {name!r}: has no effect on this run: " + \
+        rule.removeprefix("has no effect on this run: ") + "; leave assumptions at faithful"
+
+
+def test_an_entry_set_to_null_is_a_what_if_not_a_switch_with_no_effect() -> None:
+    components = build_components(["experiment=single", "fabric=topoopt", "model=topoopt_dlrm",
+                                   "assumptions=topoopt_paper", "assumptions.collective_for_fabric.topoopt=null"])
+    assert components.algorithm.name == "best"
+
+
+def test_a_sweep_whose_every_job_has_no_effect_ends_with_one_line(tmp_path, capsys) -> None:
+    from ddlsim.cli import EXIT_INVALID, main
+
+    status = main(["-m", "experiment=single", "fabric=ramp,superpod", "assumptions=sipac_paper", "report.plots=false",
+                   f"hydra.sweep.dir={tmp_path}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == EXIT_INVALID and len(err) == 1
+    assert err[0].startswith(f"ddlsim: error: sweep = '{tmp_path}': every job was invalid, e.g. job 0: "
+                             "assumptions = 'sipac_paper': has no effect on this run")
+
+
+def test_ramp_paper_on_ramp_tables_9_10_offloads_table9_only() -> None:
+    """Issue 21: RAMP 7.3's offload reached the DLRM of Table 10, which refused it (no tables, exit 0)."""
+    rows = ddlsim.run(["experiment=ramp_tables_9_10", "assumptions=ramp_paper",
+                       "task.tables=[table9_architecture,table10_paper_batch]"]).rows
+    assert {row["table"] for row in rows} == {"table9_architecture", "table10_paper_batch"}
+    assert all(row["status"] == "ok" for row in rows)
+    assert {(row["table"], row["activation_offload"]) for row in rows} == {("table9_architecture", True),
+                                                                          ("table10_paper_batch", False)}
 
 
 def test_ramp_paper_counts_two_tp_all_reduces_per_layer() -> None:

@@ -4,6 +4,7 @@ found through `ddlsim.resources`; a built wheel holds every file of both trees a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,9 +69,62 @@ def test_package_data_patterns_cover_every_file(package: str, directory: str) ->
     assert not missing, f"add a package-data pattern for {sorted(missing)}"
 
 
+def test_the_mit_license_is_the_one_the_metadata_names() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n") and "WITHOUT WARRANTY OF ANY KIND" in text
+
+
+def test_the_torch_range_admits_the_readmes_torch_and_no_newer_major() -> None:
+    """install.sh installs torch==<the README's version> first; pip must keep it, not replace it."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (torch,) = [Requirement(text) for text in project["dependencies"] if Requirement(text).name == "torch"]
+    pinned = re.search(r"pip_install torch==(\S+)", (ROOT / "scripts" / "install.sh").read_text()).group(1)
+    assert f"`torch=={pinned}`" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert torch.specifier.contains(pinned) and torch.specifier.contains(f"{pinned}+cpu")
+    assert not torch.specifier.contains("3.0.0") and not torch.specifier.contains("2.4.0")
+
+
+def _fake_wheel(path: Path, requires: list[str]) -> Path:
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr("ddlsim-0.1.0.dist-info/METADATA", "Metadata-Version: 2.4\nName: ddlsim\nVersion: 0.1.0\n"
+                       + "".join(f"Requires-Dist: {requirement}\n" for requirement in requires))
+    return path
+
+
+def test_install_sh_takes_a_wheels_dependencies_without_a_checkout(tmp_path: Path) -> None:
+    """`install.sh --wheel` read scripts/requirements.py and pyproject.toml from a checkout."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy2(ROOT / "scripts" / "install.sh", alone / "install.sh")
+    wheel = _fake_wheel(tmp_path / "ddlsim-0.1.0-py3-none-any.whl",
+                        ["torch<3,>=2.13", "torchrec<1.9,>=1.8", "numpy>=1.26", 'tomli; python_version < "3.11"',
+                         'pytest>=8; extra == "dev"', 'sphinx; extra == "docs"'])
+    done = subprocess.run(["bash", str(alone / "install.sh"), "--print-requirements", "--wheel", str(wheel), "dev"],
+                          cwd=alone, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout.splitlines()
+    assert listed[:3] == ["numpy>=1.26", 'tomli; python_version < "3.11"', "pytest>=8"]
+    # then torchrec's own requirements when it is installed, never the builds install.sh installs first
+    assert not {line.split("<")[0].split(">")[0].split("=")[0] for line in listed} & {
+        "torch", "torchrec", "fbgemm-gpu", "fbgemm-gpu-cpu", "sphinx"}
+
+
+def test_install_sh_lists_the_same_dependencies_from_the_checkout() -> None:
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "install.sh"), "--print-requirements", "dev"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    expected = [r for r in project["dependencies"] + project["optional-dependencies"]["dev"]
+                if not r.startswith(("torch>", "torchrec"))]
+    assert done.stdout.splitlines()[:len(expected)] == expected
+
+
 def _copy_sources(destination: Path) -> Path:
     destination.mkdir(parents=True)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, destination / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("ddlsim", *DATA_PACKAGES.values()):
@@ -85,6 +139,7 @@ def test_the_built_wheel_carries_every_data_file_and_runs_from_another_directory
                     "--wheel-dir", str(tmp_path / "dist"), str(source)], check=True, timeout=600)
     wheel = next((tmp_path / "dist").glob("ddlsim-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
+    assert "ddlsim-0.1.0.dist-info/licenses/LICENSE" in names
     for package, directory in DATA_PACKAGES.items():
         prefix = package.replace(".", "/")
         missing = {name for name in _shipped_files(directory) if f"{prefix}/{name}" not in names}

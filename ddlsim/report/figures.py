@@ -9,8 +9,9 @@ import pandas as pd
 
 from ddlsim.report.plots_collectives import collective_figures, hybrid_figures
 from ddlsim.report.plots_training import training_figures
+from ddlsim.report.settings import FIGURE_KINDS
 
-KINDS = ("training", "collective", "hybrid")
+KINDS = FIGURE_KINDS
 NO_FIGURES = ("search",)  # plan-search rows: the report prints the fabrics' best plans instead
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ddlsim.report.figures import draw_figures, table_kind
 from ddlsim.report.quantities import format_number
-from ddlsim.report.reference import get_reference, side_by_side
+from ddlsim.report.reference import check_rows, get_reference, side_by_side
 from ddlsim.report.results import write_results
 from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.report.settings import ReportSettings
@@ -49,8 +49,10 @@ def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSett
     directory = Path(directory)
     if frame.empty:
         return Report("no result rows to report")
-    paths = write_results(frame, directory) if write_tables else []
     reference = get_reference(settings.reference) if settings.reference else None
+    if reference is not None:
+        check_rows(frame, settings.reference)
+    paths = write_results(frame, directory) if write_tables else []
     # A reference with tables of its own says what the rows mean better than a dump of them.
     own_tables = reference is not None and reference.tables is not None and (
         table_kind(frame) is None or not reference.summary)

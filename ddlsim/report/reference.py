@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ddlsim.errors import ConfigError
 from ddlsim.papers import PaperReference, PaperValue, load_papers
 from ddlsim.report.quantities import format_number
 from ddlsim.report.table import format_table
@@ -55,9 +56,22 @@ Figures = Callable[["pd.DataFrame", Path], list[Path]]
 Tables = Callable[["pd.DataFrame"], str]
 
 
+Expects = dict[str, tuple[str, ...]]
+# The columns a reference reads, by the task whose rows it compares (a value list: the accepted values).
+# Megatron encoder rows carry `shape_source`, DLRM rows `num_tables`.
+TRAINING_ROWS: Expects = {"iteration_time_s": (), "compute_time_s": (), "comm_fraction": (), "model": ()}
+COLLECTIVE_ROWS: Expects = {"op": (), "size_bytes": (), "num_ranks": (), "time_s": ()}
+STEPS_ROWS: Expects = {"op": (), "num_ranks": (), "num_steps": ()}
+TOPOOPT_ROWS: Expects = {"iteration_time_s": (), "link_bandwidth_bps": (), "bandwidth_tax": ()}
+
+
 @dataclass(frozen=True)
 class Reference:
-    """A reproduction's side of the report: the comparison, and optionally its figures and tables."""
+    """A reproduction's side of the report: the comparison, and optionally its figures and tables.
+
+    `expects` says which rows it compares: column -> accepted values (empty: any value), checked
+    by `check_rows` before the comparison, so that a sweep of another experiment is refused.
+    """
 
     name: str
     compare: Compare
@@ -65,19 +79,22 @@ class Reference:
     tables: Tables | None = None
     aliases: tuple[str, ...] = ()
     summary: bool = True  # False: its tables replace the automatic summary of the rows
+    expects: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 REFERENCES: dict[str, Reference] = {}
 ALIASES: dict[str, str] = {}
 
 
-def register_reference(name: str, *, aliases: Iterable[str] = (), figures: Figures | None = None,
+def register_reference(name: str, *, expects: Expects, aliases: Iterable[str] = (), figures: Figures | None = None,
                        tables: Tables | None = None, summary: bool = True) -> Callable[[Compare], Compare]:
-    """Register `compare` as the side-by-side of experiment `name` (the data file's reference `name`);
-    ``summary=False`` leaves out the automatic summary of the rows (the reference's tables say more)."""
+    """Register `compare` as the side-by-side of experiment `name` (the data file's reference `name`)
+    for rows with the columns and values `expects`; ``summary=False`` leaves out the automatic
+    summary of the rows (the reference's tables say more)."""
 
     def decorator(compare: Compare) -> Compare:
-        REFERENCES[name] = Reference(name, compare, figures, tables, tuple(aliases), summary)
+        REFERENCES[name] = Reference(name, compare, figures, tables, tuple(aliases), summary,
+                                     tuple((column, tuple(values)) for column, values in expects.items()))
         for alias in aliases:
             ALIASES[alias] = name
         return compare
@@ -101,6 +118,27 @@ def get_reference(name: str) -> Reference:
     if resolved not in REFERENCES:
         raise KeyError(f"unknown reference {name!r}; choose one of {', '.join(reference_names())}")
     return REFERENCES[resolved]
+
+
+def check_rows(frame: pd.DataFrame, reference: str) -> None:
+    """Raise `ConfigError` (key ``report.reference``) unless `frame` holds rows of the experiment
+    `reference` compares: some that ran, with the columns and values it `expects`."""
+    chosen = get_reference(reference)
+    ran = frame[frame["status"].astype(str) == "ok"] if "status" in frame else frame
+    if ran.empty:
+        first = str(frame["status"].iloc[0]) if "status" in frame and len(frame) else "no rows"
+        raise ConfigError("report.reference", reference, f"no row of these results ran ({first})")
+    missing = [column for column, _ in chosen.expects if column not in ran]
+    if missing:
+        models = f" (model {', '.join(sorted(map(str, ran['model'].dropna().unique())))})" if "model" in ran else ""
+        raise ConfigError("report.reference", reference, f"compares the rows of experiment={chosen.name}, which "
+                                                         f"have {', '.join(missing)}; these results{models} have none")
+    for column, accepted in chosen.expects:
+        other = sorted({str(value) for value in ran[column].dropna()} - set(accepted)) if accepted else []
+        if other:
+            raise ConfigError("report.reference", reference,
+                              f"compares rows with {column} = {' or '.join(accepted)} (experiment={chosen.name}); "
+                              f"these results have {column} = {', '.join(other)}")
 
 
 def side_by_side(frame: pd.DataFrame, reference: str) -> tuple[str, pd.DataFrame]:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ddlsim.errors import ConfigError
+
+FIGURE_KINDS = ("training", "collective", "hybrid")
+
 
 @dataclass
 class ReportSettings:
@@ -20,3 +24,15 @@ class ReportSettings:
     baseline: str = ""
     x: str = "auto"
     plots: bool = True
+
+    def __post_init__(self) -> None:
+        unknown = [kind for kind in self.figures if kind not in ("auto", *FIGURE_KINDS)]
+        if unknown or not self.figures:
+            raise ConfigError("figures", list(self.figures), f"must list auto or figure kinds among "
+                                                             f"{', '.join(FIGURE_KINDS)}")
+        if self.reference:
+            from ddlsim.report.reference import reference_names
+
+            if self.reference not in reference_names():
+                raise ConfigError("reference", self.reference, f"unknown paper experiment; choose one of "
+                                                               f"{', '.join(reference_names(with_aliases=False))}")

@@ -12,6 +12,7 @@ are the paper's formulas, as its Fig. 7 plots them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -50,6 +51,8 @@ def sipco_shape(p: int, levels: int, max_radix: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class AlphaBetaTask:
     """SiPAC Table II's all-reduce costs (alpha-beta closed forms) over CUs and message sizes."""
+
+    reads: ClassVar[tuple[str, ...]] = ()
 
     algorithms: tuple[str, ...]
     num_ranks: tuple[int, ...]

@@ -9,6 +9,17 @@ from typing import Any
 from omegaconf import DictConfig
 
 Row = dict[str, Any]
+# The config groups a task may read besides its own (`ddlsim.config_store.GROUPS` less ``task``).
+INPUT_GROUPS = ("model", "parallel", "device", "compute", "fabric", "collective", "training")
+
+
+def task_reads(task: Any) -> tuple[str, ...]:
+    """The groups `task` reads: its class's ``reads`` (a `ClassVar`), else every input group.
+
+    The runner refuses an option chosen for a group the task does not read (`check_unread_groups`),
+    and an assumption set that changes none of the groups it reads: either would be ignored silently.
+    """
+    return tuple(getattr(type(task), "reads", INPUT_GROUPS))
 
 
 def config_label(config: Any, group: str) -> str:

@@ -26,7 +26,7 @@ Paper reproductions add (all optional, see `CollectiveTaskConfig`):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -79,6 +79,8 @@ def bus_factor(op: CollectiveOp, group_size: int) -> float:
 class CollectiveSweepTask:
     """Price collectives over a grid of ops, algorithms, rank counts and sizes on the chosen fabric."""
 
+    reads: ClassVar[tuple[str, ...]] = ("fabric", "collective", "device")
+
     ops: tuple[CollectiveOp, ...]
     sizes_bytes: tuple[int, ...]
     num_ranks: tuple[int, ...]
@@ -102,8 +104,12 @@ class CollectiveSweepTask:
         ops = parse_ops(config.ops)
         if config.stride < 1:
             raise ConfigError("stride", config.stride, "must be >= 1")
-        if config.root < 0:
-            raise ConfigError("root", config.root, "must be >= 0")
+        if not 0 <= config.root < min(config.num_ranks):
+            raise ConfigError("root", config.root, f"must be a rank of every group: 0 to {min(config.num_ranks) - 1} "
+                                                   f"(the smallest of num_ranks is {min(config.num_ranks)})")
+        if config.root and not any(op.is_rooted for op in ops):
+            raise ConfigError("root", config.root, "has no effect: no op of ops has a root (broadcast, reduce, "
+                                                   "gather, scatter, send_recv)")
         try:
             precision = Precision(config.precision)
         except ValueError:
@@ -166,7 +172,7 @@ class CollectiveSweepTask:
                     continue
                 layout = GroupLayout(size=ranks, stride=self.stride, num_ranks=ranks * self.stride)
                 try:
-                    estimate = estimator.estimate(op, size, layout=layout, root=min(self.root, ranks - 1))
+                    estimate = estimator.estimate(op, size, layout=layout, root=self.root)
                 except InfeasibleError as error:
                     skipped.append(str(error))
                     continue

@@ -23,7 +23,7 @@ torus, SiPCO for both on SiPAC) is set in configs/experiment/sipac_fig13.yaml.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from omegaconf import OmegaConf
 
@@ -53,6 +53,8 @@ class HybridTaskConfig:
 @dataclass(frozen=True)
 class HybridTask:
     """Hybrid-parallel communication (MP all-to-all + DP all-reduce) vs per-CU bandwidth (SiPAC Fig. 13)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("fabric", "collective", "device")
 
     size_bytes: int
     num_ranks: tuple[int, ...]

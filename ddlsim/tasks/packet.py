@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
@@ -41,6 +42,8 @@ class PacketTaskConfig:
 @dataclass(frozen=True)
 class PacketTask:
     """One point of a packet-level load experiment: throughput, loss and latency (OPSquare Figs. 2-3)."""
+
+    reads: ClassVar[tuple[str, ...]] = ()  # its own packet networks (`network`), not the fabric group
 
     network: str
     num_nodes: int

@@ -16,6 +16,7 @@ size / (p - 1) per flow). One row per (pattern, meaning, size).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
@@ -43,6 +44,8 @@ class PatternTaskConfig:
 @dataclass(frozen=True)
 class PatternTask:
     """Primitive traffic patterns (one-to-all, all-to-one, all-to-all) priced by the fabric (SiPAC Figs. 10-11)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("fabric",)
 
     patterns: tuple[str, ...]
     num_ranks: int

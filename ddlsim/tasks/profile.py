@@ -22,6 +22,7 @@ import dataclasses
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.model import SHIPPED_PROFILES
@@ -65,6 +66,8 @@ def _ratio(counted: float, expected: float | None) -> float | None:
 @dataclass(frozen=True)
 class ProfileTask:
     """Measure equivalent shards with torch.profiler and write profiles/<device>/<kind>.csv."""
+
+    reads: ClassVar[tuple[str, ...]] = ("model", "parallel", "device", "compute")
 
     settings: ProfileSettings
     torch_device: str
@@ -161,6 +164,8 @@ class ComputeTimesTaskConfig:
 @dataclass(frozen=True)
 class ComputeTimesTask:
     """Price every compute task of the workload on the device: time, source (measured/scaled/roofline)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("model", "parallel", "device", "compute")
 
     @classmethod
     def from_config(cls, config: ComputeTimesTaskConfig) -> ComputeTimesTask:

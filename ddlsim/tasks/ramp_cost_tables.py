@@ -9,6 +9,7 @@ beside the paper.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ddlsim.registry import TASKS
 from ddlsim.tasks.base import Components, TaskResult
@@ -23,6 +24,8 @@ class RampCostTablesTaskConfig:
 @dataclass(frozen=True)
 class RampCostTablesTask:
     """RAMP Tables 3 and 4 recomputed, with the printed values beside them."""
+
+    reads: ClassVar[tuple[str, ...]] = ()
 
     name: str = "ramp_cost_tables"
 

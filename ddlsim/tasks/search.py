@@ -27,7 +27,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from tqdm import tqdm
 
@@ -36,6 +36,7 @@ from ddlsim.registry import TASKS
 from ddlsim.report.search_tables import search_summary
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.search_bounds import ComputeBound
+from ddlsim.tasks.search_rules import broken_rules
 from ddlsim.tasks.search_space import PlanKey, SearchSpace, enumerate_plans
 from ddlsim.tasks.train import TrainTask, TrainTaskConfig, run_labels
 from ddlsim.training import Overlap, Pricer, TrainingSettings, simulate_training
@@ -253,6 +254,8 @@ def search_rows(search: PlanSearch, budgets: list[int], labels: Row) -> tuple[li
 class SearchTask:
     """The best parallel plans of a decoder LLM on the fabric for each GPU budget (ranked rows, Pareto table)."""
 
+    reads: ClassVar[tuple[str, ...]] = ("model", "device", "compute", "fabric", "collective", "training")  # own plans
+
     gpus: tuple[int, ...]
     space: SearchSpace
     top: int
@@ -284,7 +287,10 @@ class SearchTask:
                             settings, self.space, top=self.top, prune=self.prune, progress=self.progress)
         rows, stats = search_rows(search, list(self.gpus), labels)
         if not rows:
+            rules = broken_rules(self.space, search.shape, components.model.global_batch, list(self.gpus)) \
+                if stats.invalid else ""
             raise InfeasibleError(f"no plan of {components.model.name} fits {components.device.name} on "
                                   f"{', '.join(map(str, self.gpus))} GPUs ({stats.enumerated} enumerated, "
-                                  f"{stats.invalid} invalid, {stats.over_memory} over memory)")
+                                  f"{stats.invalid} invalid, {stats.over_memory} over memory)"
+                                  + (f": {rules}" if rules else ""))
         return TaskResult(rows=rows, summary=search_summary(rows, stats))

@@ -11,7 +11,7 @@ cannot run are skipped and listed under the summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
@@ -38,6 +38,8 @@ class StepsTaskConfig:
 @dataclass(frozen=True)
 class StepsTask:
     """Algorithmic steps of collectives on the fabric, per algorithm and scale (nothing priced)."""
+
+    reads: ClassVar[tuple[str, ...]] = ("fabric", "collective")
 
     ops: tuple[CollectiveOp, ...]
     num_ranks: tuple[int, ...]

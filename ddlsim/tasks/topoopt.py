@@ -19,7 +19,7 @@ of Figs. 13 and 14.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from omegaconf import OmegaConf
@@ -53,6 +53,9 @@ class TopoOptTaskConfig:
 class TopoOptTask:
     """Iteration time of a TopoOpt List 1 model on TopoOpt and its Sec. 5.1 baselines."""
 
+    # TopoOpt and its baselines are built here (`systems`), not read from the fabric group
+    reads: ClassVar[tuple[str, ...]] = ("model", "parallel", "device", "compute", "collective", "training")
+
     systems: tuple[str, ...]
     degree: int
     link_bandwidth_bps: float
@@ -78,11 +81,12 @@ class TopoOptTask:
             plain = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
             algorithm = ALGORITHMS.build(plain, key=f"collectives.{check_system(system)}")
             collectives.append((system, algorithm, algorithm_label(plain)))
-        latency = units.parse_time_s(config.reconfiguration, "reconfiguration") if config.reconfiguration else None
+        latency = units.parse_time_s(config.reconfiguration, "reconfiguration",
+                                     bounds=units.PERIOD_BOUNDS_S) if config.reconfiguration else None
         return cls(systems, config.degree, units.parse_bandwidth_bps(config.link_bandwidth, "link_bandwidth"),
                    config.gpus_per_server, latency,
-                   units.parse_time_s(config.measurement_period, "measurement_period"), config.iterations,
-                   tuple(collectives))
+                   units.parse_time_s(config.measurement_period, "measurement_period", bounds=units.PERIOD_BOUNDS_S),
+                   config.iterations, tuple(collectives))
 
     def algorithm_for(self, system: str, default: Any, default_label: str = "") -> tuple[Any, str]:
         """`task.collectives`' algorithm for `system`, else the collective group's (`default`)."""

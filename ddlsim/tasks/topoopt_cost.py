@@ -9,6 +9,7 @@ not say which d and B its Fig. 10 uses; ``experiment=topoopt_fig10`` sweeps d = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from ddlsim import units
 from ddlsim.errors import ConfigError
@@ -29,6 +30,8 @@ class TopoOptCostTaskConfig:
 @dataclass(frozen=True)
 class TopoOptCostTask:
     """Capital cost and power of TopoOpt and its baselines' interconnects (TopoOpt Fig. 10)."""
+
+    reads: ClassVar[tuple[str, ...]] = ()
 
     num_servers: tuple[int, ...]
     degree: int

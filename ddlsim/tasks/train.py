@@ -86,12 +86,17 @@ def summarize_row(row: Row) -> str:
     head = f"{row['model']} on {row['fabric']} ({row['algorithm']} collectives), {row['device']}"
     if row["status"] != "ok":
         return f"{head}: {row['status']}"
-    plan = ", ".join(f"{key} {row[key]}" for key in ("tp_degree", "dp_degree", "local_batch") if key in row)
+    plan = ", ".join(f"{key} {row[key]}" for key in ("tp_degree", "pp_degree", "dp_degree", "local_batch")
+                     if key in row and (key != "pp_degree" or row[key] > 1))
     share = f"{format_number(100 * row['comm_fraction'], 3)}%"
+    # The three terms add up to the iteration (training/timeline.py); the bubble of a pipelined run is shown
+    # even when it is 0, so that the sum is visibly whole.
+    pipelined = row.get("pp_degree", 1) > 1 or row.get("bubble_time_s", 0.0) > 0
+    bubble = f" + pipeline bubble {_fmt_time(row.get('bubble_time_s', 0.0))}" if pipelined else ""
     lines = [
         f"{head}: {row['num_ranks']} GPUs" + (f" ({plan})" if plan else ""),
         f"  iteration time     {_fmt_time(row['iteration_time_s'])} = compute {_fmt_time(row['compute_time_s'])}"
-        f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share})",
+        f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share}){bubble}",
         f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])} ({format_number(row['num_steps'])} steps)",
         f"  throughput         {format_number(row['samples_per_s'])} samples/s",
         f"  compute source     {row['compute_source']} on {row['compute_device']}",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -107,6 +109,23 @@ def test_the_run_summary_prints_few_digits():
     text = summarize_row(row)
     assert "2.965 days (26,026 steps)" in text and "2.527 ms" in text and "165,600 USD" in text
     assert "e+" not in text
+
+
+def test_the_summary_of_a_pipelined_run_adds_up_with_its_bubble():
+    """Issue 21: "iteration = compute + exposed communication" left out the bubble (36.73 != 17.03 + 2.27 ms)."""
+    import ddlsim
+
+    (row,) = ddlsim.run(["experiment=single", "model=gpt", "parallel.pipeline=4"]).rows
+    assert row["bubble_time_s"] > 0
+    terms = row["compute_time_s"] + row["exposed_comm_time_s"] + row["bubble_time_s"]
+    assert terms == pytest.approx(row["iteration_time_s"], rel=1e-12)
+    line = summarize_row(row).splitlines()[1]
+    numbers = [float(text) for text in re.findall(r"(\d+(?:\.\d+)?) ms", line)]
+    assert "+ pipeline bubble" in line and len(numbers) == 4
+    iteration, *parts = numbers
+    assert sum(parts) == pytest.approx(iteration, abs=0.015)  # four significant digits each
+    (flat,) = ddlsim.run(["experiment=single", "model=gpt"]).rows
+    assert "bubble" not in summarize_row(flat) and flat["bubble_time_s"] == 0
 
 
 def test_a_quantity_table_names_each_columns_unit_once():

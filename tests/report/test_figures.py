@@ -52,7 +52,7 @@ def _sweep_values(name: str) -> dict[str, list[str]]:
     return {key: [item.strip() for item in str(value).split(",")] for key, value in params.items()}
 
 
-def _training_rows(fabrics: list[str], sweep: dict[str, list[str]]) -> list[dict]:
+def _training_rows(fabrics: list[str], sweep: dict[str, list[str]], model: str) -> list[dict]:
     if "model.target_loss" in sweep:
         points = [(float(loss), 8 * 4**index) for index, loss in enumerate(sweep["model.target_loss"])]
     elif "ramp_table10" in sweep:
@@ -68,7 +68,9 @@ def _training_rows(fabrics: list[str], sweep: dict[str, list[str]]) -> list[dict
                          "num_ranks": gpus, "iteration_time_s": iteration, "compute_time_s": compute_s,
                          "exposed_comm_time_s": comm_s, "comm_fraction": comm_s / iteration, "num_steps": 1000,
                          "time_to_accuracy_s": 1000 * iteration * gpus ** 0.3, "compute_source": "roofline",
-                         "status": "ok"})
+                         "status": "ok", "model": model,
+                         # what Megatron encoder and DLRM rows carry (the references check them)
+                         **({"num_tables": 8} if model == "dlrm" else {"shape_source": "scaling_laws"})})
     return rows
 
 
@@ -106,7 +108,8 @@ def experiment_rows(name: str) -> tuple[pd.DataFrame, ReportSettings]:
         return run_sweep([f"experiment={name}", *NARROWED.get(name, [])]), settings
     sweep = _sweep_values(name)
     fabrics = sweep.get("fabric", [str(config.fabric.name)])
-    rows = _hybrid_rows(fabrics, task) if task.name == "hybrid" else _training_rows(fabrics, sweep)
+    rows = _hybrid_rows(fabrics, task) if task.name == "hybrid" else \
+        _training_rows(fabrics, sweep, str(config.model.name))
     return pd.DataFrame(rows), settings
 
 

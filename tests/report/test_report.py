@@ -18,7 +18,9 @@ from ddlsim.report.reference import side_by_side
 from ddlsim.report.settings import ReportSettings
 
 
-def training_rows() -> pd.DataFrame:
+def training_rows(model: str = "megatron") -> pd.DataFrame:
+    """Megatron encoder rows (with their `shape_source`), or DLRM rows (with `num_tables`)."""
+    own = {"num_tables": 8} if model == "dlrm" else {"shape_source": "scaling_laws"}
     rows = []
     # RAMP: 10 s compute + 1 s communication; fat-tree: 10 s + 10 s; topoopt: 10 s + 5 s (per iteration).
     for loss, steps, ranks in ((2.5, 100, 16), (2.0, 200, 512)):
@@ -27,7 +29,7 @@ def training_rows() -> pd.DataFrame:
             rows.append({"fabric": fabric, "model_target_loss": loss, "num_ranks": ranks, "iteration_time_s": iteration,
                          "compute_time_s": 10.0, "exposed_comm_time_s": comm, "comm_fraction": comm / iteration,
                          "num_steps": steps, "time_to_accuracy_s": steps * iteration, "compute_source": "roofline",
-                         "status": "ok"})
+                         "status": "ok", "model": model, **own})
     return pd.DataFrame(rows)
 
 
@@ -50,7 +52,7 @@ def test_training_report_writes_tables_figures_and_speedups(tmp_path):
     assert {"results.csv", "results.parquet", "side_by_side.csv"} <= set(names)
     for stem in ("training_time", "comm_share", "speedup"):
         assert f"{stem}.png" in names and f"{stem}.pdf" in names
-    assert pd.read_csv(tmp_path / "results.csv").shape == (6, 11)
+    assert pd.read_csv(tmp_path / "results.csv").shape == (6, 13)
     # Fat-tree is 20/11 = 1.82x slower than RAMP, TopoOpt 15/11 = 1.36x.
     lines = report.text.splitlines()
     assert "ramp speed-up (x)" in lines[0]
@@ -146,6 +148,28 @@ def test_report_command_on_a_sweep_directory(tmp_path, capsys):
     assert (tmp_path / "results.parquet").is_file() and (tmp_path / "figures" / "speedup.pdf").is_file()
     assert len(pd.read_parquet(tmp_path / "results.parquet")) == 6
     assert report_main([str(tmp_path / "missing")]) == 2
+
+
+@pytest.mark.parametrize(("model", "reference", "rule"), [
+    ("dlrm", "ramp_fig16", "compares the rows of experiment=ramp_fig16, which have shape_source; these results "
+                           "(model dlrm) have none"),
+    ("megatron", "ramp_fig17", "compares the rows of experiment=ramp_fig17, which have num_tables; these results "
+                               "(model megatron) have none"),
+    ("megatron", "wrht_fig5", "compares the rows of experiment=wrht_fig5, which have op, size_bytes, time_s; these "
+                              "results (model megatron) have none")])
+def test_a_reference_refuses_the_rows_of_another_experiment(tmp_path, capsys, model, reference, rule):
+    """Issue 21: a DLRM sweep reported with --reference ramp_fig16 built a Megatron comparison from it."""
+    training_rows(model).to_csv(tmp_path / "rows.csv", index=False)
+    assert report_main([str(tmp_path / "rows.csv"), "--reference", reference, "--no-plots"]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"ddlsim-report: error: report.reference = {reference!r}: {rule}"]
+    assert not (tmp_path / "side_by_side.csv").exists()
+
+
+def test_a_reference_with_no_row_that_ran_says_why(tmp_path):
+    rows = training_rows().assign(status="invalid: parallel.activation_offload = True: model dlrm cannot honour it")
+    with pytest.raises(ValueError, match=r"^report.reference = 'ramp_fig16': no row of these results ran \(invalid: "
+                                         r"parallel.activation_offload"):
+        make_report(rows, tmp_path, ReportSettings(reference="ramp_fig16"))
 
 
 def test_report_console_script_runs(tmp_path):

@@ -44,7 +44,8 @@ def test_a_config_file_path_reads_that_file_not_its_folder(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
     given = tmp_path / "mistral_small.json"
     given.write_text(json.dumps({"model_type": "mistral", "hidden_size": 256, "num_attention_heads": 4,
-                                 "num_hidden_layers": 2}))
+                                 "num_hidden_layers": 2, "intermediate_size": 512, "vocab_size": 1000,
+                                 "max_position_embeddings": 512}))
     config = load_config(str(given))
     assert (config["model_type"], config["hidden_size"], config["num_hidden_layers"]) == ("mistral", 256, 2)
 

@@ -185,7 +185,8 @@ def check_claims(rows: Iterable[Mapping[str, object]] | pd.DataFrame,
 AGREES = {True: "yes", False: "NO", None: "n/a"}
 
 
-@register_reference("opsquare_fig2_3", figures=lambda frame, directory: figures(frame, directory))
+@register_reference("opsquare_fig2_3", expects={"network": (), "load": (), "locality": (), "latency_mean_s": ()},
+                    figures=lambda frame, directory: figures(frame, directory))
 def opsquare_fig2_3(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     return [Comparison(check.claim, check.paper, f"{check.measured} (agrees: {AGREES[check.agrees]})", check.source,
                        check.key) for check in check_claims(frame, paper)]

@@ -70,7 +70,8 @@ def agreement(part: pd.DataFrame) -> list[tuple[str, str]]:
     return lines
 
 
-@register_reference("ramp_tables_9_10", tables=render_tables)
+@register_reference("ramp_tables_9_10", expects={"table": (), "column": (), "ours": (), "paper": ()},
+                    tables=render_tables)
 def ramp_tables_9_10(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     from ddlsim.tasks.ramp_tables import TITLES
 
@@ -102,7 +103,7 @@ def render_cost_tables(frame: pd.DataFrame) -> str:
     return "\n\n".join(parts)
 
 
-@register_reference("ramp_tables_3_4", tables=render_cost_tables)
+@register_reference("ramp_tables_3_4", expects={"table": ("table3", "table4"), "system": ()}, tables=render_cost_tables)
 def ramp_tables_3_4(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     import math
 

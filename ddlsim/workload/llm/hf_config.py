@@ -2,9 +2,9 @@
 
 `load_config(name)` returns a config as a plain dict: a shipped shape (``configs/hf_shapes/
 <name>.yaml``: the ``config.json`` values of a public checkpoint, written by hand, with their
-source), or a local directory / ``config.json`` (read with transformers' `AutoConfig`, which
-fills in the defaults the file leaves out; no download). `decoder_shape(config, seq_len)` turns
-it into a `DecoderShape` by family:
+source), or a local directory / ``config.json`` (read with transformers' `AutoConfig`, no
+download; the file itself must give the fields its family needs, `hf_fields.REQUIRED_FIELDS`).
+`decoder_shape(config, seq_len)` turns it into a `DecoderShape` by family:
 
 =============================  =====================================================================
 ``model_type``                 read as
@@ -33,6 +33,7 @@ from typing import Any
 
 from ddlsim.errors import ConfigError
 from ddlsim.resources import config_file
+from ddlsim.workload.llm.hf_fields import check_fields
 from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
 from ddlsim.workload.transformer_layer import LayerShape
 
@@ -76,11 +77,15 @@ def _read_local_config(path: Path, given: str) -> dict[str, Any]:
     family = document.get("model_type") if isinstance(document, dict) else None
     if not family:
         raise ConfigError("config", given, "has no `model_type` key; a transformers config.json names its family")
+    check_fields(document, given)
     import transformers
+    from huggingface_hub import errors as hub_errors
 
+    # transformers' typed configs raise StrictDataclassError for a value of the wrong type
+    wrong_value = (ValueError, KeyError, TypeError, getattr(hub_errors, "StrictDataclassError", TypeError))
     try:
         config = transformers.AutoConfig.for_model(family, **{k: v for k, v in document.items() if k != "model_type"})
-    except (ValueError, KeyError, TypeError) as error:
+    except wrong_value as error:
         reason = (str(error).splitlines() or [type(error).__name__])[0].split(" Should contain")[0][:160]
         raise ConfigError("config", given, f"transformers cannot build model type {family!r}: {reason}") from None
     return config.to_dict()

@@ -130,14 +130,7 @@ def check_layout(shape: DecoderShape, layout: ParallelLayout, *, sequence_parall
     if not tp_divides(shape, t):
         raise ConfigError("parallel.tensor", t, "must divide every MLP width (ffn "
                                                 f"{layer.ffn_hidden}{_moe_widths(shape)})")
-    if layer.seq_len % (2 * layout.cp) and layout.cp > 1:
-        raise ConfigError("parallel.context", layout.cp,
-                          f"must divide the sequence of {layer.seq_len} tokens into 2 x context equal chunks "
-                          "(Megatron's causal load balancing gives each rank two)")
-    if moe is None and layout.ep > 1:
-        raise ConfigError("parallel.expert", layout.ep, "the model is dense (no experts); expert must be 1")
-    if moe is not None and moe.experts % layout.ep:
-        raise ConfigError("parallel.expert", layout.ep, f"must divide the {moe.experts} experts")
+    check_context_and_expert(shape, layout.cp, layout.ep)
     if layout.dense_dp % layout.ep:
         raise ConfigError("parallel.expert", layout.ep,
                           f"is carved out of the data x context ranks (Megatron-Core), so it must divide "
@@ -149,6 +142,20 @@ def check_layout(shape: DecoderShape, layout: ParallelLayout, *, sequence_parall
         raise ConfigError("chunk_layers", layout.chunk_layers, f"must give {layout.chunks} model chunks holding the "
                                                                f"{shape.layers} layers")
     layout.layers_of_chunks(shape.layers)
+
+
+def check_context_and_expert(shape: DecoderShape, context: int, expert: int) -> None:
+    """The rules on the context and expert degrees that hold whatever the other degrees are, checked
+    before the tensor-parallel degree is chosen, so that an error names the degree that broke them."""
+    seq_len, moe = shape.layer.seq_len, shape.moe
+    if seq_len % (2 * context) and context > 1:
+        raise ConfigError("parallel.context", context,
+                          f"must divide the sequence of {seq_len} tokens into 2 x context equal chunks "
+                          "(Megatron's causal load balancing gives each rank two)")
+    if moe is None and expert > 1:
+        raise ConfigError("parallel.expert", expert, "the model is dense (no experts); expert must be 1")
+    if moe is not None and moe.experts % expert:
+        raise ConfigError("parallel.expert", expert, f"must divide the {moe.experts} experts")
 
 
 def check_chunks(shape: DecoderShape, pipeline: int, virtual_stages: int, first: int = 0, last: int = 0

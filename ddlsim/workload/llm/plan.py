@@ -31,6 +31,7 @@ from ddlsim.types import Precision
 from ddlsim.workload.llm.layout import (
     ParallelLayout,
     check_chunks,
+    check_context_and_expert,
     check_layout,
     check_micro_batches,
     tp_divides,
@@ -192,6 +193,7 @@ def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_byte
     """
     pp, v = parallel.pipeline, parallel.virtual_stages
     chunk_layers = check_chunks(shape, pp, v, parallel.first_stage_layers, parallel.last_stage_layers)
+    check_context_and_expert(shape, parallel.context, parallel.expert)
     tp = _choose_tp(shape, parallel, chunk_layers)
     micro_batch = parallel.micro_batch or 1
     dp = _choose_dp(parallel, tp, micro_batch, global_batch)

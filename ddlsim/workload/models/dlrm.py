@@ -70,7 +70,8 @@ class Dlrm:
                                   f"gives less than one row per table of {config.embedding_dim} columns")
         for key in ("num_gpus", "global_batch"):
             if getattr(config, key) < 0:
-                raise ConfigError(key, getattr(config, key), "must be >= 0 (0 chooses for you)")
+                raise ConfigError(key, getattr(config, key), "must be >= 0 (0: num_gpus from parallel.data or "
+                                                             "parallel.gpus; global_batch chosen for you)")
         if config.min_shard_dim < 1:
             raise ConfigError("min_shard_dim", config.min_shard_dim, "must be >= 1")
         if config.sharding not in SHARDING_CHOICES:
@@ -84,7 +85,10 @@ class Dlrm:
                    config.sharding, config.name)
 
     def world(self, parallel: ParallelConfig) -> int:
-        world = parallel.data or self.num_gpus or parallel.max_gpus
+        world = parallel.data or self.num_gpus or parallel.gpus
+        if not world:
+            raise ConfigError("model.num_gpus", self.num_gpus, "must be >= 1 unless parallel.data or parallel.gpus "
+                                                               "gives the DLRM's GPU count")
         if world > parallel.max_gpus:
             raise InfeasibleError(f"the DLRM asks for {world} GPUs but max_gpus = {parallel.max_gpus}")
         for key in ("tensor", "pipeline"):
@@ -95,7 +99,7 @@ class Dlrm:
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, "dlrm", ("data", "micro_batch", "gpus"))
-        if parallel.gpus and parallel.gpus != (parallel.data or self.num_gpus or parallel.max_gpus):
+        if parallel.gpus and parallel.gpus != (parallel.data or self.num_gpus or parallel.gpus):
             raise ConfigError("parallel.gpus", parallel.gpus, "must equal the DLRM's GPUs (parallel.data, or "
                                                               f"model.num_gpus = {self.num_gpus})")
         world = self.world(parallel)

@@ -314,7 +314,8 @@ class TopoOptFabric(DirectConnectFabric):
                    intra_server_latency_s=units.parse_time_s(config.intra_server_latency, "intra_server_latency"),
                    switch=config.switch, rules=tuple(int(r) for r in config.rules), prime_only=config.prime_only,
                    circuits=_circuit_mode(config.circuits),
-                   reconfiguration_s=units.parse_time_s(config.reconfiguration, "reconfiguration"), name=config.name)
+                   reconfiguration_s=units.parse_time_s(config.reconfiguration, "reconfiguration",
+                                                      bounds=units.PERIOD_BOUNDS_S), name=config.name)
 
     @classmethod
     def for_plan(cls, plan: TopologyPlan, link_bandwidth_bps: float, *, gpus_per_server: int = 1,

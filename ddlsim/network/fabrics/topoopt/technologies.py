@@ -27,7 +27,7 @@ class SwitchTechnology:
 
     @property
     def reconfiguration_latency_s(self) -> float:
-        return units.parse_time_s(self.reconfiguration_latency, "reconfiguration_latency")
+        return units.parse_time_s(self.reconfiguration_latency, "reconfiguration_latency", bounds=units.PERIOD_BOUNDS_S)
 
 
 TECHNOLOGIES: dict[str, SwitchTechnology] = {

@@ -54,9 +54,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ddlsim import units
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import InfeasibleError
 from ddlsim.workload.llm.arithmetic import (
     attention_core_bytes,
@@ -131,10 +131,14 @@ def chunks_in_flight(stage: int, layout: ParallelLayout, micro_batches: int) -> 
     return min(warmup_forwards(stage, layout.pp, layout.vp, micro_batches) + 1, micro_batches * layout.vp)
 
 
-@lru_cache(maxsize=8192)
 def peak_in_flight(weights: tuple[float, ...], stage: int, pipeline: int, micro_batches: int) -> float:
     """The most that the forwards done minus the backwards done hold on stage `stage`, one forward
-    of its chunk i holding `weights[i]` (the module docstring)."""
+    of its chunk i holding `weights[i]` (the module docstring); memoised per process."""
+    key = (weights, stage, pipeline, micro_batches)
+    return PROCESS_CACHES.memo("peak in flight", maxsize=8192).get_or_make(key, lambda: _peak_in_flight(*key))
+
+
+def _peak_in_flight(weights: tuple[float, ...], stage: int, pipeline: int, micro_batches: int) -> float:
     v = len(weights)
     in_flight = min(warmup_forwards(stage, pipeline, v, micro_batches) + 1, micro_batches * v)
     if in_flight == micro_batches * v:  # every forward runs before the first backward

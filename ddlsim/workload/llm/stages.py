@@ -24,8 +24,7 @@ fewer of the two when they cannot be equal.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 
 FIRST_KEY, LAST_KEY = "parallel.first_stage_layers", "parallel.last_stage_layers"
@@ -37,10 +36,10 @@ def split_layers(layers: int, pipeline: int, virtual_stages: int = 1, first: int
 
     Raises `ConfigError` naming the key whose value breaks one of Megatron-Core's rules.
     """
-    return _split(layers, pipeline, virtual_stages, first, last)
+    key = (layers, pipeline, virtual_stages, first, last)
+    return PROCESS_CACHES.memo("chunk layers", maxsize=4096).get_or_make(key, lambda: _split(*key))
 
 
-@lru_cache(maxsize=4096)
 def _split(layers: int, pipeline: int, virtual_stages: int, first: int, last: int) -> tuple[int, ...]:
     if first or last:
         return _explicit(layers, pipeline, virtual_stages, first, last)

@@ -49,18 +49,25 @@ def layer_seconds(result, layers: int) -> tuple[float, float]:
 
 
 def class_seconds(program, layers: int, device: str, compute) -> dict[str, tuple[float, float]]:
-    """Per kernel class: (kernels, device seconds) per decoder layer, as `compute` prices them."""
+    """Per kernel class: (kernels, device seconds) per decoder layer, as `compute` prices them
+    (``measured``: the ops replayed on this machine's GPU; ops that cannot be replayed, marked
+    ``*``, keep their roofline price)."""
     device_spec = make_device(device)
     model = make_compute(compute, device_spec)
-    events = fuse_events(program.events) if model.fusion else program.events
+    measured = {}
+    if model.source == "measured":
+        from ddlsim.capture.replay import measure_ops
+
+        measured = dict(measure_ops(program))
+    events = fuse_events(program.events) if model.fusion and not measured else program.events
     pricer = SegmentPricer(model)
     rows = events[(events.kind == "compute") & (events.module + ".").str.contains(LAYER)]
     found: dict[str, tuple[float, float]] = {}
     for row in rows.itertuples(index=False):
         key = tuple(getattr(row, column) for column in OP_KEY_COLUMNS)
-        name = kernel_class_of(row.op, row.gemm_m).value
+        name = kernel_class_of(row.op, row.gemm_m).value + ("*" if measured and key not in measured else "")
         count, seconds = found.get(name, (0, 0.0))
-        found[name] = (count + 1 / layers, seconds + pricer._op_s(key)[0] / layers)
+        found[name] = (count + 1 / layers, seconds + measured.get(key, pricer._op_s(key)[0]) / layers)
     return found
 
 

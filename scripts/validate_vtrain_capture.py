@@ -8,7 +8,8 @@ captured on a fake process group of the row's GPUs, one rank per pipeline stage,
 with the same cluster, collective algorithm and A100 kernel roofline as the analytic path of
 ``scripts/validate_vtrain.py`` (``model=gpt``). Per row it checks that the captured collective
 calls of every stage equal the analytic ones (op, bytes, group size, phase and count), and
-records both iteration times next to the measured one.
+records both iteration times next to the measured one, and the capture's peak live tensor bytes
+(reported, not enforced).
 
 A capture records every op of every micro-batch, so its cost grows with layers x micro-batches
 (from about 3,000 records for GPT 3.6 B with one micro-batch to 3.5 million for GPT 175 B with
@@ -44,7 +45,7 @@ def estimated_records(row) -> int:
 
 COLUMNS = ["source_row", "params_billion", "gpus", "global_batch", "micro_batch", "d_model", "heads", "layers",
            "seq_len", "tp", "dp", "pp", "measured_ms", "analytic_ms", "capture_ms", "capture_vs_analytic_pct",
-           "calls_match", "capture_wall_s", "captured_ops"]
+           "calls_match", "capture_wall_s", "captured_ops", "capture_peak_memory_bytes"]
 
 
 def capture_row(row, setup) -> dict:
@@ -63,12 +64,15 @@ def capture_row(row, setup) -> dict:
     workload = reference.workload
     match = all(call_table(analytic_calls(workload, stage), captured_calls(program, rank)).match.all()
                 for stage, rank in zip(program.stages, program.ranks, strict=True))
-    result = simulate_program(program, make_fabric(analytic.FABRIC), analytic.ALGORITHM, setup.device, setup.compute)
+    # the peak is reported, not enforced: the measured runs fit, so a capture over the memory is a finding
+    result = simulate_program(program, make_fabric(analytic.FABRIC), analytic.ALGORITHM, setup.device, setup.compute,
+                              check_memory=False)
     analytic_ms = 1e3 * reference.iteration.iteration_time_s
     capture_ms = 1e3 * result.iteration.iteration_time_s
     return {**{column: getattr(row, column) for column in COLUMNS[:13]}, "analytic_ms": analytic_ms,
             "capture_ms": capture_ms, "capture_vs_analytic_pct": 100 * (capture_ms / analytic_ms - 1),
-            "calls_match": match, "capture_wall_s": wall, "captured_ops": len(program.events)}
+            "calls_match": match, "capture_wall_s": wall, "captured_ops": len(program.events),
+            "capture_peak_memory_bytes": max(program.peak_memory_bytes.values())}
 
 
 def summary(results: pd.DataFrame) -> str:

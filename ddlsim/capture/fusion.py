@@ -32,12 +32,11 @@ import pandas as pd
 
 from ddlsim.capture.graph import layer_of
 from ddlsim.capture.pricing import kernel_class_of
-from ddlsim.capture.records import COMPUTE
+from ddlsim.capture.records import COMPUTE, VALUE_FIELDS
 
 FUSED_OP = "ddlsim.fused"
 UNFUSED_OPS = frozenset({"sort", "argsort", "topk", "kthvalue", "median", "histc", "bincount", "nonzero", "unique",
                          "_unique2", "unique_consecutive", "unique_dim", "randperm", "multinomial"})
-VALUE_COLUMNS = ("read_values", "read_value_bytes", "write_values", "write_value_bytes")
 
 
 def fusible(row: Any) -> bool:
@@ -116,7 +115,7 @@ def _rank_rows(frame: pd.DataFrame) -> tuple[list[Any], list[tuple[list[int], in
 
 def fuse_events(events: pd.DataFrame) -> pd.DataFrame:
     """`events` with every run of memory-bound ops replaced by one fused record (module docstring)."""
-    if events.empty or any(column not in events.columns for column in VALUE_COLUMNS):
+    if events.empty or any(column not in events.columns for column in VALUE_FIELDS):
         return events
     pieces = []
     for _, frame in events.groupby("rank", sort=False):
@@ -127,7 +126,7 @@ def fuse_events(events: pd.DataFrame) -> pd.DataFrame:
             continue
         drop: list[int] = []
         columns = {name: frame.columns.get_loc(name) for name in ("op", "torch_op", "read_bytes", "write_bytes",
-                                                                   "deps", "live_bytes", *VALUE_COLUMNS)}
+                                                                   "deps", "live_bytes", *VALUE_FIELDS)}
         frame = frame.copy()
         for run, entering, leaving in runs:
             last = run[-1]

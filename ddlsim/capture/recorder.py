@@ -26,10 +26,10 @@ from ddlsim.capture import accounting, collective_ops, shapes
 from ddlsim.capture.attribution import Attribution
 from ddlsim.capture.failures import translate_op_error
 from ddlsim.capture.groups import group_shape
-from ddlsim.capture.records import COLLECTIVE, COMPUTE, OpRecord
+from ddlsim.capture.records import COLLECTIVE, COMPUTE, VALUE_FIELDS, OpRecord
 from ddlsim.capture.replay import encode_arguments
 from ddlsim.capture.streams import Timeline, current_stream_name
-from ddlsim.capture.values import NO_VALUES, Storages, ValueRefs, watching_resizes
+from ddlsim.capture.values import NO_VALUES, Storages, watching_resizes
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _PROCESS_GROUP = torch._C._distributed_c10d.ProcessGroup
@@ -113,10 +113,12 @@ class Recorder(TorchDispatchMode):
         """The fake tensors of this capture's fake mode in `value`."""
         return [t for t in tree_leaves(value) if isinstance(t, FakeTensor) and t.fake_mode is self.fake_mode]
 
-    def _values(self, reads: accounting.Traffic, writes: accounting.Traffic) -> ValueRefs:
+    def _values(self, reads: accounting.Traffic, writes: accounting.Traffic) -> dict[str, tuple[int, ...]]:
+        """The record columns of the values an op reads and writes (values.py)."""
         mode = self.fake_mode
-        return self.storages.refs([(t, size) for t, size in reads if getattr(t, "fake_mode", None) is mode],
+        refs = self.storages.refs([(t, size) for t, size in reads if getattr(t, "fake_mode", None) is mode],
                                   [(t, size) for t, size in writes if getattr(t, "fake_mode", None) is mode])
+        return dict(zip(VALUE_FIELDS, refs, strict=True))
 
     @contextlib.contextmanager
     def suspended_in(self, owner: Any, name: str, allocates: bool = True) -> Iterator[None]:
@@ -156,7 +158,6 @@ class Recorder(TorchDispatchMode):
         if self.timeline.in_flight:
             stream = self._data_flow(func, tensors, stream)
         reads, writes = accounting.tensor_traffic(func, args, kwargs, out)
-        values = self._values(reads, writes)
         m, n, k, batch = shapes.kernel_shape(func, args, kwargs)
         index = len(self.records)
         self.records.append(OpRecord(
@@ -167,15 +168,13 @@ class Recorder(TorchDispatchMode):
             write_bytes=sum(size for _, size in writes), gemm_m=m, gemm_n=n, gemm_k=k, gemm_batch=batch,
             torch_op=f"{func.namespace}.{func._opname}.{func._overloadname}",
             args=encode_arguments(args, kwargs) if self.keep_arguments else "",
-            read_values=values[0], read_value_bytes=values[1], write_values=values[2], write_value_bytes=values[3],
-            live_bytes=self.storages.take_peak()))
+            live_bytes=self.storages.take_peak(), **self._values(reads, writes)))
 
-    def _value_columns(self, func: Any, args: tuple, kwargs: dict, out: Any) -> dict[str, tuple[int, ...]]:
+    def _collective_values(self, func: Any, args: tuple, kwargs: dict, out: Any) -> dict[str, tuple[int, ...]]:
         try:
-            values = self._values(*accounting.tensor_traffic(func, args, kwargs, out))
+            return self._values(*accounting.tensor_traffic(func, args, kwargs, out))
         except (AttributeError, RuntimeError):  # an op without a usable schema: no value identity
-            values = NO_VALUES
-        return dict(zip(("read_values", "read_value_bytes", "write_values", "write_value_bytes"), values, strict=True))
+            return dict(zip(VALUE_FIELDS, NO_VALUES, strict=True))
 
     def _data_flow(self, func: Any, tensors: list[torch.Tensor], stream: str) -> str:
         """Wait for in-flight collectives whose buffers this op reads.
@@ -241,7 +240,7 @@ class Recorder(TorchDispatchMode):
             group_stride=shape.stride, group_num_ranks=shape.num_ranks, group_regular=shape.regular,
             group_first_rank=min(ranks) if ranks else 0, root=spec.root, peer=peer, receives=spec.receives,
             imbalance=imbalance, group_label=label, live_bytes=self.storages.take_peak(),
-            **self._value_columns(func, args, kwargs, out)))
+            **self._collective_values(func, args, kwargs, out)))
         outputs = spec.outputs
         if spec.functional:
             outputs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 
 COMPUTE = "compute"
 COLLECTIVE = "collective"
+VALUE_FIELDS = ("read_values", "read_value_bytes", "write_values", "write_value_bytes")  # values.py
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-# (value ids read, bytes read of each, value ids written, bytes written of each)
+# (value ids read, bytes read of each, value ids written, bytes written of each): records.VALUE_FIELDS
 ValueRefs = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 NO_VALUES: ValueRefs = ((), (), (), ())
 

@@ -16,8 +16,11 @@ runs each such run as one kernel that reads what enters it and writes what leave
 - a run of two or more records becomes one record (``op`` ``ddlsim.fused``, one launch, at the
   place of its last record, waiting on what its first waited on) whose bytes are the values
   entering the run from outside (each value once, at most its size) plus the values it writes
-  that are read outside the run or not read inside it (saved for backward, gradients,
-  optimizer states); values written and consumed inside the run stay in registers.
+  that are read outside the run or not read inside it (saved for backward, gradients), plus the
+  last version of every storage that existed before the run and that the run updates in place
+  (parameters, gradients and optimizer states: the storage outlives the run, so its final value
+  is written back, even when the run also reads it); values written and consumed inside the run
+  stay in registers.
 
 Values and their bytes come from the recorder's value identity (`values.py`). Captures saved
 without it are left as they are.
@@ -79,7 +82,28 @@ def runs_of(rows: list[Any]) -> list[list[int]]:
     return sorted(runs)
 
 
-def run_bytes(rows: list[Any], run: list[int], readers: dict[int, list[int]], size: dict[int, int]) -> tuple[int, int]:
+def updated_in_place(rows: list[Any], run: list[int], seen: set[int]) -> set[int]:
+    """The last versions, within `run`, of storages that existed before it (a write whose chain of
+    replaced versions leads to a value some record outside the run's writes knows)."""
+    prior_of: dict[int, int] = {}
+    for position in run:
+        row = rows[position]
+        prior_of.update(zip(row.write_values, row.write_value_priors, strict=True))
+    replaced = set(prior_of.values())
+    last = set()
+    for value in prior_of:
+        if value in replaced:
+            continue
+        root = value
+        while root in prior_of:
+            root = prior_of[root]
+        if root in seen:
+            last.add(value)
+    return last
+
+
+def run_bytes(rows: list[Any], run: list[int], readers: dict[int, list[int]], size: dict[int, int],
+              seen: set[int]) -> tuple[int, int]:
     """(bytes entering, bytes leaving) of one run (module docstring)."""
     members = set(run)
     produced: set[int] = set()
@@ -91,11 +115,13 @@ def run_bytes(rows: list[Any], run: list[int], readers: dict[int, list[int]], si
             if value not in produced:
                 entering[value] += nbytes
         produced.update(row.write_values)
+    persistent = updated_in_place(rows, run, seen)
     for position in run:
         row = rows[position]
         for value, nbytes in zip(row.write_values, row.write_value_bytes, strict=True):
             where = readers.get(value, ())
-            if not any(reader in members for reader in where) or any(reader not in members for reader in where):
+            if value in persistent or not any(reader in members for reader in where) or \
+                    any(reader not in members for reader in where):
                 leaving += nbytes
     return sum(min(nbytes, size.get(value, nbytes)) for value, nbytes in entering.items()), leaving
 
@@ -104,13 +130,16 @@ def _rank_rows(frame: pd.DataFrame) -> tuple[list[Any], list[tuple[list[int], in
     rows = list(frame.itertuples(index=False))
     readers: dict[int, list[int]] = defaultdict(list)
     size: dict[int, int] = defaultdict(int)
+    seen: set[int] = set()
     for position, row in enumerate(rows):
         for value, nbytes in zip(row.read_values, row.read_value_bytes, strict=True):
             readers[value].append(position)
             size[value] = max(size[value], nbytes)
         for value, nbytes in zip(row.write_values, row.write_value_bytes, strict=True):
             size[value] = max(size[value], nbytes)
-    return rows, [(run, *run_bytes(rows, run, readers, size)) for run in runs_of(rows)]
+        seen.update(row.read_values)
+        seen.update(row.write_values)
+    return rows, [(run, *run_bytes(rows, run, readers, size, seen)) for run in runs_of(rows)]
 
 
 def fuse_events(events: pd.DataFrame) -> pd.DataFrame:

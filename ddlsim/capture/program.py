@@ -29,7 +29,15 @@ from typing import Any
 
 import pandas as pd
 
-from ddlsim.capture.records import COLLECTIVE, COLLECTIVE_COLUMNS, COMPUTE, COMPUTE_COLUMNS, RECORD_COLUMNS, OpRecord
+from ddlsim.capture.records import (
+    COLLECTIVE,
+    COLLECTIVE_COLUMNS,
+    COMPUTE,
+    COMPUTE_COLUMNS,
+    RECORD_COLUMNS,
+    VALUE_FIELDS,
+    OpRecord,
+)
 from ddlsim.errors import ConfigError
 
 METADATA_KEY = b"ddlsim.capture"
@@ -135,7 +143,7 @@ class CapturedProgram:
             raise ConfigError("capture", str(path), "is not a ddlsim capture (no capture metadata in the file)")
         meta = json.loads(raw)
         events = table.to_pandas()
-        for column in ("deps", "read_values", "read_value_bytes", "write_values", "write_value_bytes"):
+        for column in ("deps", *VALUE_FIELDS):
             if column in events.columns:
                 events[column] = [tuple(int(item) for item in items) for items in events[column]]
         capture_time = meta.get("capture_time_s")

@@ -12,7 +12,8 @@ from dataclasses import dataclass, fields
 
 COMPUTE = "compute"
 COLLECTIVE = "collective"
-VALUE_FIELDS = ("read_values", "read_value_bytes", "write_values", "write_value_bytes")  # values.py
+VALUE_FIELDS = ("read_values", "read_value_bytes", "write_values", "write_value_bytes",
+                "write_value_priors")  # values.py
 
 
 @dataclass(slots=True)
@@ -49,6 +50,7 @@ class OpRecord:
     read_value_bytes: tuple[int, ...] = ()
     write_values: tuple[int, ...] = ()  # value ids written (new versions), with the bytes written of each
     write_value_bytes: tuple[int, ...] = ()
+    write_value_priors: tuple[int, ...] = ()  # the value id each write replaced (values.py)
     live_bytes: int = 0  # the rank's highest live tensor bytes since the previous record
 
 

@@ -75,29 +75,10 @@ class ProgramResult(TrainingResult):
         return self.iteration.exposed_comm_time_s
 
     @property
-    def tokens_per_s(self) -> float:
-        tokens, time_s = self.workload.plan.get("tokens_per_step", 0), self.iteration_time_s
-        return tokens / time_s if tokens and time_s > 0 else math.nan
-
-    @property
     def samples_per_s(self) -> float:
         if not self.workload.plan.get("tokens_per_step"):
             return math.nan  # the batch is unknown (throughput.py)
         return super().samples_per_s
-
-    @property
-    def mfu(self) -> float:
-        """Model FLOPs per second over the dense peak of every GPU (throughput.py)."""
-        plan, time_s = self.workload.plan, self.iteration_time_s
-        flop, peak = float(plan.get("model_flop_per_step", 0)), float(plan.get("peak_flop_per_s", 0))
-        if not flop or not peak or time_s <= 0:
-            return math.nan
-        return flop / time_s / (peak * self.workload.num_ranks)
-
-    def row(self) -> dict[str, Any]:
-        row = super().row()
-        row.update(samples_per_s=self.samples_per_s, tokens_per_s=self.tokens_per_s, mfu=self.mfu)
-        return row
 
 
 def _yaml_variant(group: str, name: str) -> dict[str, Any] | None:
@@ -228,7 +209,8 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     summary = summarize(graph, placement)
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
     return ProgramResult(workload=workload, settings=settings or TrainingSettings(),
-                         iteration=summary, energy=energy, graph=graph, placement=placement, details=details)
+                         iteration=summary, energy=energy, graph=graph, placement=placement, details=details,
+                         peak_flop_per_s=float(workload.plan.get("peak_flop_per_s", math.nan)))
 
 
 def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",

@@ -11,8 +11,10 @@ program's peak is the largest of them.
 
 A *value* is one version of a storage: it gets a new id when it is first seen and every time an
 op writes it (an output, an in-place update, an ``out=`` argument). Records list the values they
-read and write (`ValueRefs`), which is what fusing consecutive memory-bound ops needs
-(`fusion.py`): which bytes enter a run of ops from outside and which leave it.
+read and write (`ValueRefs`), and for each written value the id of the version it replaced (for
+a new output, an id no record ever lists), which is what fusing consecutive memory-bound ops needs
+(`fusion.py`): which bytes enter a run of ops from outside and which leave it, including the
+last version of a storage that outlives the run (a parameter or optimizer state updated in place).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 
 import torch
 
-# (value ids read, bytes read of each, value ids written, bytes written of each): records.VALUE_FIELDS
-ValueRefs = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-NO_VALUES: ValueRefs = ((), (), (), ())
+# (value ids read, bytes read of each, value ids written, bytes written of each, the id each written
+# value replaced): records.VALUE_FIELDS
+ValueRefs = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+NO_VALUES: ValueRefs = ((), (), (), (), ())
 
 
 class Storages:
@@ -81,13 +84,15 @@ class Storages:
             entry = self._entry(tensor)
             written[id(entry)] = entry
             written_bytes[id(entry)] = written_bytes.get(id(entry), 0) + size
-        write_ids = []
+        write_ids, priors = [], []
         for key, entry in written.items():
+            priors.append(entry[1])
             self.last_value += 1
             entry[1] = self.last_value
             write_ids.append(self.last_value)
             written_bytes[key] = min(written_bytes[key], entry[0])
-        return (read_ids, tuple(size for _, size in reads), tuple(write_ids), tuple(written_bytes.values()))
+        return (read_ids, tuple(size for _, size in reads), tuple(write_ids), tuple(written_bytes.values()),
+                tuple(priors))
 
     def take_peak(self) -> int:
         """The highest live bytes since the last call."""

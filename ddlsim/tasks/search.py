@@ -173,7 +173,7 @@ class PlanSearch:
 
     def price(self, key: PlanKey) -> Row:
         workload = self.model.build_workload(key.parallel(), self.device.memory_bytes)
-        return simulate_training(workload, self.pricer, self.settings, fabric=self.fabric).row()
+        return simulate_training(workload, self.pricer, self.settings, fabric=self.fabric, device=self.device).row()
 
     def search(self, gpus: int) -> tuple[list[Priced], SearchStats]:
         """The `top` best plans on `gpus` GPUs, fastest first, and what the search did.

@@ -61,4 +61,4 @@ def train_on_fabric(model: Any, parallel: Any, device: Any, compute_model: Any, 
     """Build `model`'s workload for `device`'s memory, price it on `fabric`, and time the training."""
     workload = model.build_workload(parallel, device.memory_bytes)
     pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), compute_timer(compute_model))
-    return simulate_training(workload, pricer, settings or TrainingSettings(), fabric=fabric)
+    return simulate_training(workload, pricer, settings or TrainingSettings(), fabric=fabric, device=device)

@@ -5,6 +5,13 @@
 
 `row()` is the tidy result row (unit-suffixed columns) the `train` task writes; the
 per-collective breakdown appears as ``comm_<name>_*`` columns.
+
+Throughput, the same for analytic and captured workloads: ``samples_per_s`` (global batch per
+iteration), ``tokens_per_s`` (the plan's ``tokens_per_step`` per iteration) and ``mfu``: the
+plan's ``model_flop_per_step`` (the forward and backward FLOPs of every rank as the kernels
+count them: causal attention at half, recompute and optimizer left out) per second, over the
+dense peak of every GPU at the model's precision (``peak_flop_per_s``, given by whoever knows
+the device). NaN where the workload does not say.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import select_schedule
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.timeline import IterationSummary, place, summarize
-from ddlsim.types import Workload
+from ddlsim.types import Precision, Workload
 
 NAN = float("nan")
 
@@ -32,6 +39,7 @@ class TrainingResult:
     settings: TrainingSettings
     iteration: IterationSummary
     energy: NetworkEnergy
+    peak_flop_per_s: float = NAN
 
     @property
     def num_steps(self) -> int:
@@ -46,6 +54,20 @@ class TrainingResult:
     def samples_per_s(self) -> float:
         time_s = self.iteration.iteration_time_s
         return self.workload.global_batch / time_s if time_s > 0 else NAN
+
+    @property
+    def tokens_per_s(self) -> float:
+        tokens, time_s = self.workload.plan.get("tokens_per_step", 0), self.iteration.iteration_time_s
+        return tokens / time_s if tokens and time_s > 0 else NAN
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs per second over the dense peak of every GPU (module docstring)."""
+        flop, time_s = float(self.workload.plan.get("model_flop_per_step", 0)), self.iteration.iteration_time_s
+        peak = self.peak_flop_per_s
+        if not flop or not peak > 0 or time_s <= 0:
+            return NAN
+        return flop / time_s / (peak * self.workload.num_ranks)
 
     def row(self) -> dict[str, Any]:
         it = self.iteration
@@ -67,6 +89,8 @@ class TrainingResult:
             "time_to_accuracy_s": self.time_to_accuracy_s,
             "global_batch": self.workload.global_batch,
             "samples_per_s": self.samples_per_s,
+            "tokens_per_s": self.tokens_per_s,
+            "mfu": self.mfu,
             "compute_source": it.compute_source,
             "compute_device": "+".join(it.compute_devices),
             **self.energy.row(),
@@ -105,10 +129,19 @@ def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSett
     return summarize(graph, place(graph))
 
 
+def peak_of(device: Any, workload: Workload) -> float:
+    """`device`'s dense peak at the precision the workload's plan names (NaN without a device)."""
+    if device is None:
+        return NAN
+    return device.peak(Precision(workload.plan.get("precision", Precision.BF16.value)))
+
+
 def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSettings | None = None, *,
-                      fabric: Any = None) -> TrainingResult:
-    """Schedule one iteration of `workload`, place it in time and sum it up."""
+                      fabric: Any = None, device: Any = None) -> TrainingResult:
+    """Schedule one iteration of `workload`, place it in time and sum it up; `device` gives the
+    peak that `mfu` is taken against."""
     settings = settings or TrainingSettings()
     summary = iteration_summary(workload, pricer, settings)
     energy = network_energy(fabric, workload.num_ranks, summary.iteration_time_s, workload.num_steps)
-    return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy)
+    return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy,
+                          peak_flop_per_s=peak_of(device, workload))

@@ -36,6 +36,7 @@ from ddlsim.types import (
 )
 from ddlsim.workload.kernels import kernel_work
 from ddlsim.workload.megatron_partition import MegatronPlan, TransformerModel, partition
+from ddlsim.workload.model_flops import model_flop_per_step
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.scaling_laws import TrainingBudget
 from ddlsim.workload.shard_signatures import lm_head_signature, megatron_layer_signature
@@ -192,6 +193,8 @@ def build_megatron_workload(name: str, model: TransformerModel, budget: Training
         "precision": precision.value,
         "sequence_parallel": parallel.sequence_parallel,
         "activation_checkpointing": parallel.activation_checkpointing,
+        "tokens_per_step": plan.global_batch * plan.model.stack.layer.seq_len,
+        "model_flop_per_step": model_flop_per_step(blocks, ranks_per_chunk=plan.num_gpus),
     })
     if budget is not None:
         fields.update({"target_loss": budget.loss, "critical_batch": budget.critical_batch_sequences,

@@ -102,3 +102,27 @@ def bias_dropout_add(x: torch.Tensor, bias: torch.Tensor, residual: torch.Tensor
         return _bias_dropout_add(x, bias, residual, torch.ones_like(x, dtype=torch.bool), 1.0)
     mask = torch.empty_like(x, dtype=torch.bool).bernoulli_(1.0 - p)
     return _bias_dropout_add(x, bias, residual, mask, 1.0 / (1.0 - p))
+
+
+@torch.library.custom_op("megatron::mixed_precision_adam",
+                         mutates_args=("params", "master", "exp_avg", "exp_avg_sq"))
+def mixed_precision_adam(params: list[torch.Tensor], grads: torch.Tensor, master: torch.Tensor,
+                         exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor, step: int, lr: float) -> None:
+    """Megatron's fp16 optimizer step as one multi-tensor kernel (Apex FusedAdam over fp32 master
+    weights): read the fp16 gradients (one flat buffer), update the fp32 master weights and two
+    moments, write the fp16 weights. `master`, `exp_avg`, `exp_avg_sq` are flat fp32 buffers."""
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    grad = grads.float()
+    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    denom = (exp_avg_sq / (1 - beta2 ** step)).sqrt_().add_(eps)
+    master.addcdiv_(exp_avg, denom, value=-lr / (1 - beta1 ** step))
+    offset = 0
+    for param in params:
+        param.copy_(master[offset: offset + param.numel()].view_as(param))
+        offset += param.numel()
+
+
+@mixed_precision_adam.register_fake
+def _(params, grads, master, exp_avg, exp_avg_sq, step, lr) -> None:
+    return None

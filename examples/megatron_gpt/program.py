@@ -11,7 +11,8 @@ one stage); the data-parallel all-reduce of the stage's gradients in one piece, 
 contiguous gradient buffer (no bucketing, as in the measured Megatron-DeepSpeed runs); the
 all-reduce of the tied word embedding's gradient between the first and last stage; the
 found-inf and gradient-norm all-reduces (over the pipeline group with several stages, else the
-tensor-parallel group, as `model=gpt` models them); then fused Adam.
+tensor-parallel group, as `model=gpt` models them); then Megatron's fp16 optimizer: one fused Adam
+over fp32 master weights and moments.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B
 
+from examples.megatron_gpt.fused import mixed_precision_adam
 from examples.megatron_gpt.model import GptStage
 from examples.megatron_gpt.tensor_parallel import vocab_parallel_cross_entropy
 
@@ -34,24 +36,29 @@ def padded_vocab(vocab: int, tp: int, multiple: int = VOCAB_MULTIPLE) -> int:
     return math.ceil(vocab / (multiple * tp)) * multiple * tp
 
 
-class MegatronAdam(torch.optim.Adam):
-    """Adam preceded by Megatron's found-inf check and gradient-norm all-reduces (one fp32 each).
-    Fused (one multi-tensor kernel over every parameter), as Megatron's Apex/Transformer Engine
-    FusedAdam runs it."""
+class MegatronAdam(torch.optim.Optimizer):
+    """Megatron's fp16 optimizer: Megatron's found-inf check and gradient-norm all-reduces (one fp32
+    each), then one fused Adam kernel over fp32 master weights and moments that writes the fp16
+    weights back (`fused.mixed_precision_adam`), as Megatron-LM's FP16 optimizer with Apex's
+    FusedAdam runs it. `grads` is the flat fp16 gradient buffer of `params`."""
 
-    def __init__(self, params, sync_group) -> None:
-        super().__init__(params, lr=1e-4, fused=True)
-        self.sync_group = sync_group
+    def __init__(self, params, grads: torch.Tensor, sync_group, lr: float = 1e-4) -> None:
+        super().__init__(params, {"lr": lr})
+        self.params, self.grads, self.sync_group, self.lr = params, grads, sync_group, lr
+        self.master = torch.cat([p.detach().reshape(-1).float() for p in params])
+        self.exp_avg, self.exp_avg_sq = torch.zeros_like(self.master), torch.zeros_like(self.master)
+        self.steps = 0
 
     @torch.no_grad()
-    def step(self, closure=None):
+    def step(self, closure=None) -> None:
         if dist.get_world_size(self.sync_group) > 1:
-            grads = [p.grad for group in self.param_groups for p in group["params"]]
             found_inf = torch.zeros(1)
             dist.all_reduce(found_inf, op=dist.ReduceOp.MAX, group=self.sync_group)
-            norm = torch.stack(torch._foreach_norm(grads)).float().pow(2).sum().view(1)
+            norm = torch.stack(torch._foreach_norm([p.grad for p in self.params])).float().pow(2).sum().view(1)
             dist.all_reduce(norm, group=self.sync_group)
-        return super().step(closure)
+        self.steps += 1
+        mixed_precision_adam(self.params, self.grads, self.master, self.exp_avg, self.exp_avg_sq, self.steps,
+                             self.lr)
 
 
 def _tied_embedding_group(mesh, pp: int):
@@ -89,8 +96,7 @@ def build(mesh, *, d_model: int = 1024, heads: int = 16, layers: int = 4, seq_le
     if not (first or last):
         tied_group = None  # middle stages hold no copy of the word embedding
     sync_group = mesh["pp"].get_group() if pp > 1 else tp_group
-    optimizer = MegatronAdam(params, sync_group)
-    optimizer.step()  # creates Adam's state now, as Megatron does at setup, not in the first step
+    optimizer = MegatronAdam(params, buffer, sync_group)  # its fp32 states are created at setup, as Megatron does
     tied = model.embedding.word if first else model.output_weight
 
     def loss_fn(logits, target):  # logits (s, b, local vocab), target (b, s)

@@ -41,6 +41,28 @@ def test_a_norm_becomes_one_kernel_reading_its_input_and_writing_its_output():
     assert norm["index"] == eager["index"].iloc[5]
 
 
+def _adam_like_update(mesh):
+    param, moment, grad = torch.zeros(TOKENS, HIDDEN), torch.zeros(TOKENS, HIDDEN), torch.randn(TOKENS, HIDDEN)
+
+    def step():
+        with torch.no_grad():
+            moment.mul_(0.9).add_(grad, alpha=0.1)  # the state is updated in place, then read again
+            param.add_(moment, alpha=-1e-3)
+
+    return step
+
+
+def test_storages_updated_in_place_are_written_back_even_when_read_again_inside_the_run():
+    """Adam's moments and weights outlive the step: the last version of each is written to memory,
+    although the run reads the moment again after updating it."""
+    program = ddlsim.capture(_adam_like_update, (1,), ("dp",))
+    fused = fuse_events(program.events)
+    assert list(fused.op) == [FUSED_OP]
+    size = TOKENS * HIDDEN * FLOAT
+    assert fused.iloc[0].read_bytes == 3 * size  # moment, gradient and weights, once each
+    assert fused.iloc[0].write_bytes == 2 * size  # the final moment and the final weights
+
+
 @pytest.fixture(scope="module")
 def llama_program():
     return ddlsim.capture(partial(llama, batch=1), (2, 2), ("dp", "tp"))

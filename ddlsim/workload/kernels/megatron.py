@@ -192,6 +192,9 @@ def layer_backward_kernels(spec: LayerSpec) -> list[Kernel]:
                *linear_backward("attention_out", tokens, h, spec.context_width),
                memory("context_permute_backward", 2 * A * tokens * spec.context_width),
                *attention_core_backward(spec), *rope(spec, backward=True),
+               # Q, K and V are views of one GEMM output (Megatron splits it along the last
+               # dimension): their gradients are stacked back into one tensor, one copy
+               memory("qkv_grad_stack", 2 * A * tokens * sum(qkv_widths)),
                *projections_backward("qkv", tokens, qkv_widths, h, spec.split)]
     if spec.any_qkv_bias:
         kernels += [memory("qkv_bias_grad", A * tokens * sum(qkv_widths)),

@@ -9,6 +9,7 @@ from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan, partition_decoder
 from ddlsim.workload.llm.shape import DecoderShape
 from ddlsim.workload.llm.stages import describe
+from ddlsim.workload.model_flops import model_flop_per_step
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
 
@@ -68,5 +69,10 @@ def build_decoder_workload(name: str, shape: DecoderShape, parallel: ParallelCon
     plan = partition_decoder(shape, parallel, memory_bytes, global_batch, precision=precision,
                              grad_precision=grad_precision)
     blocks = decoder_blocks(plan, precision, grad_precision, scatter_gather, kernel_bytes)
+    fields = plan_fields(plan, precision, grad_precision)
+    fields["tokens_per_step"] = plan.global_batch * shape.layer.seq_len
+    fields["model_flop_per_step"] = model_flop_per_step(blocks, chunks=plan.layout.chunks,
+                                                        micro_batches=plan.micro_batches,
+                                                        ranks_per_chunk=plan.stage_ranks)
     return Workload(name=name, num_ranks=plan.num_gpus, blocks=blocks, global_batch=plan.global_batch,
-                    num_steps=num_steps, plan=plan_fields(plan, precision, grad_precision))
+                    num_steps=num_steps, plan=fields)

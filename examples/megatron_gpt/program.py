@@ -40,7 +40,7 @@ class MegatronAdam(torch.optim.Optimizer):
     """Megatron's fp16 optimizer: Megatron's found-inf check and gradient-norm all-reduces (one fp32
     each), then one fused Adam kernel over fp32 master weights and moments that writes the fp16
     weights back (`fused.mixed_precision_adam`), as Megatron-LM's FP16 optimizer with Apex's
-    FusedAdam runs it. `grads` is the flat fp16 gradient buffer of `params`."""
+    FusedAdam runs it, then zeroes the gradients. `grads` is the flat fp16 gradient buffer of `params`."""
 
     def __init__(self, params, grads: torch.Tensor, sync_group, lr: float = 1e-4) -> None:
         super().__init__(params, {"lr": lr})
@@ -59,6 +59,7 @@ class MegatronAdam(torch.optim.Optimizer):
         self.steps += 1
         mixed_precision_adam(self.params, self.grads, self.master, self.exp_avg, self.exp_avg_sq, self.steps,
                              self.lr)
+        self.grads.zero_()  # Megatron's zero_grad: the gradient buffer starts the next step at zero
 
 
 def _tied_embedding_group(mesh, pp: int):
@@ -125,7 +126,6 @@ def build(mesh, *, d_model: int = 1024, heads: int = 16, layers: int = 4, seq_le
         if tied_group is not None:
             dist.all_reduce(tied.grad, group=tied_group)
         optimizer.step()
-        buffer.zero_()
 
     return step
 

@@ -39,6 +39,7 @@ class ProgramConfig:
     warmup: int = 0
     pipeline_dim: str = "pp"
     expert_load: list[float] = field(default_factory=list)
+    replicate: bool = False
 
 
 def _freeze(value: Any) -> Any:
@@ -73,6 +74,7 @@ class ProgramModel:
     pipeline_dim: str = "pp"
     expert_load: tuple[float, ...] = ()
     name: str = "program"
+    replicate: bool = False
 
     @classmethod
     def from_config(cls, config: ProgramConfig) -> ProgramModel:
@@ -98,12 +100,13 @@ class ProgramModel:
                    mesh_dim_names=tuple(str(name) for name in config.mesh_dim_names),
                    options=_freeze(dict(config.options)), save=config.save,
                    warmup=config.warmup, pipeline_dim=config.pipeline_dim,
-                   expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name)
+                   expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name,
+                   replicate=bool(config.replicate))
 
     def definition(self) -> tuple:
         """What identifies the capture (the cache key): everything but where to save it."""
         return (self.entry, self.mesh_shape, self.mesh_dim_names, self.options, self.capture_file, self.warmup,
-                self.pipeline_dim, self.expert_load, self.name)
+                self.pipeline_dim, self.expert_load, self.name, self.replicate)
 
     def program(self) -> Any:
         """The captured program (captured, or loaded, once per process); saved if `save` is set."""
@@ -127,7 +130,7 @@ class ProgramModel:
         program = capture(partial(build, **options) if options else build, self.mesh_shape, self.mesh_dim_names,
                           name=module.rpartition(".")[2] if function == "build" else function, warmup=self.warmup,
                           pipeline_dim=self.pipeline_dim or None,
-                          expert_load=self.expert_load or None)
+                          expert_load=self.expert_load or None, replicate=self.replicate)
         return program
 
     def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,

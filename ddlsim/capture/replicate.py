@@ -4,7 +4,8 @@ A pipelined step runs the same forward and the same backward of a stage once per
 (GPT 175 B on 32 stages with 384 micro-batches: 24,576 chunks). Under `replicate_chunks` the
 program's `torch.distributed.pipelining` schedule still runs every micro-batch of every stage,
 with its own order, point-to-point messages and loss, but a stage's chunk runs for real only until
-two consecutive chunks of its kind (forward, backward) were the same; later ones are *replayed*:
+two consecutive chunks of its kind (forward, backward) were the same, not counting the first (a
+first backward creates the gradients); later ones are *replayed*:
 nothing is executed, the chunk's records are referred to, not copied (a `Replay`), and the stage
 gets fake tensors of the shapes the chunk returned. The last micro-batch runs for real (its
 backward synchronises gradients in DDP and FSDP stages).
@@ -99,6 +100,7 @@ class Replicator:
         self.attribution = attribution
         self.replays: list[Replay] = []
         self._previous: dict[tuple[int, str], Chunk] = {}
+        self._seen: set[tuple[int, str]] = set()
         self._templates: dict[tuple[int, str], Chunk] = {}
         self._replayed_forward: set[tuple[int, int]] = set()
         self._busy = False
@@ -139,12 +141,13 @@ class Replicator:
             else (*entry[:-1], entry[-1] - start) for entry in log)
         contents = tuple(_content(record) for record in recorder.records[position:])
         chunk = Chunk(start, length, normalised, self.attribution.region, result,
-                      None if escaped or not recorder.recording else (contents, normalised, self.attribution.region,
-                                                                      result))
+                      None if escaped else (contents, normalised, self.attribution.region, result))
         previous = self._previous.get(key)
         if chunk.signature is not None and previous is not None and previous.signature == chunk.signature:
             self._templates.setdefault(key, chunk)
-        self._previous[key] = chunk
+        if key in self._seen:  # a stage's first chunk of a kind may differ (gradients are created): not compared
+            self._previous[key] = chunk
+        self._seen.add(key)
         return value
 
     # ---- replaying ---------------------------------------------------------------------------
@@ -194,13 +197,13 @@ class Replicator:
         return True
 
     def _ready(self, key: tuple[int, str]) -> Chunk | None:
-        if self._busy or not self.recorder.recording:
-            return None
-        return self._templates.get(key)
+        return None if self._busy else self._templates.get(key)
 
     # ---- the stage's methods -----------------------------------------------------------------
     def forward(self, original: Any, stage: Any, chunk_id: int, args: tuple, kwargs: dict | None = None,
                 save_forward_output: bool = True) -> Any:
+        if not self.recorder.recording:
+            return original(stage, chunk_id, args, kwargs, save_forward_output)
         key = (stage.stage_index, FORWARD)
         template = self._ready(key)
         if template is not None and stage.chunks is not None and chunk_id < stage.chunks - 1 \
@@ -221,6 +224,8 @@ class Replicator:
 
     def backward(self, original: Any, stage: Any, chunk_id: int, loss: Any = None, full_backward: bool = True,
                  last_backward: bool = False) -> Any:
+        if not self.recorder.recording:
+            return original(stage, chunk_id, loss=loss, full_backward=full_backward, last_backward=last_backward)
         key = (stage.stage_index, BACKWARD)
         template = self._ready(key)
         replayable = template is not None and full_backward and not last_backward and stage.has_backward

@@ -5,9 +5,9 @@ fused QKV and first MLP matrices are column-parallel and whose attention-output 
 matrices are row-parallel (their biases replicated, added after the all-reduce); the
 vocabulary-parallel word embedding plus learned positions on the first stage; the final norm
 and the output layer (tied to the word embedding) on the last. Attention is Megatron's
-non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax,
-dropout, probabilities times V, the context's permute copy; the residual branches end in the
-fused bias-dropout-add (`fused.py`); weight gradients accumulate in the GEMM (`linear.py`,
+non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax (or,
+where Megatron cannot use it, its fp32 PyTorch path), dropout, probabilities times V, the
+context's permute copy; the residual branches end in the fused bias-dropout-add (`fused.py`); weight gradients accumulate in the GEMM (`linear.py`,
 Megatron's gradient-accumulation fusion). Every layer is checkpointed (full recomputation)
 when `checkpointing` is set.
 """
@@ -26,12 +26,24 @@ from examples.megatron_gpt.linear import AccumulatingLinear, accumulating_linear
 from examples.megatron_gpt.tensor_parallel import copy_to_tp, gather_from_tp, reduce_from_tp, split_to_tp
 
 DROPOUT = 0.1
+MASKED_SCORE = -10000.0  # Megatron's attention_mask_func fill value
+
+
+def fused_softmax_available(seq_len: int, attention_batches: int) -> bool:
+    """Megatron's FusedScaleMaskSoftmax.is_kernel_available for a causal mask in fp16:
+    16 < s <= 2048, s % 4 == 0 and b x local heads a multiple of 4."""
+    return 16 < seq_len <= 2048 and seq_len % 4 == 0 and attention_batches % 4 == 0
 
 
 class ParallelLayer(nn.Module):
-    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype) -> None:
+    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype, seq_len: int,
+                 micro_batch: int) -> None:
         super().__init__()
         self.group, self.heads, self.head_dim = group, heads // tp, d_model // heads
+        self.fused_softmax = fused_softmax_available(seq_len, micro_batch * self.heads)
+        if not self.fused_softmax:  # the causal mask, made once as Megatron's data loader does
+            self.register_buffer("causal_mask", torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1),
+                                 persistent=False)
         self.attention_norm = nn.LayerNorm(d_model, dtype=dtype)
         self.qkv = AccumulatingLinear(d_model, 3 * d_model // tp, dtype=dtype)
         self.attention_out = AccumulatingLinear(d_model // tp, d_model, bias=False, dtype=dtype)
@@ -45,10 +57,18 @@ class ParallelLayer(nn.Module):
         seq, batch, _ = x.shape
         qkv = self.qkv(copy_to_tp(x, self.group)).view(seq, batch * self.heads, 3, self.head_dim)
         q, k, v = (part.transpose(0, 1) for part in qkv.unbind(2))  # (b np, s, hn) strided views
-        probs = scaled_causal_softmax(torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim))
+        probs = self._softmax(torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim))
         probs = F.dropout(probs, DROPOUT, self.training)
         context = torch.bmm(probs, v).view(batch, self.heads, seq, self.head_dim).permute(2, 0, 1, 3)
         return self.attention_out(context.reshape(seq, batch, self.heads * self.head_dim))
+
+    def _softmax(self, scores: torch.Tensor, scale: float) -> torch.Tensor:
+        """The fused kernel where Megatron can use it, else its fp32 PyTorch path (cast, scale,
+        mask, softmax, cast back: five kernels each way)."""
+        if self.fused_softmax:
+            return scaled_causal_softmax(scores, scale)
+        masked = (scores.float() * scale).masked_fill_(self.causal_mask, MASKED_SCORE)
+        return torch.softmax(masked, dim=-1).to(scores.dtype)
 
     def _layer(self, x: torch.Tensor) -> torch.Tensor:
         attention = reduce_from_tp(self._attention(self.attention_norm(x)), self.group)
@@ -94,7 +114,8 @@ class GptStage(nn.Module):
         self.scatter_gather = scatter_gather and tp > 1
         self.activation_shape = (seq_len, micro_batch, d_model)
         self.embedding = VocabParallelEmbedding(local_vocab, d_model, seq_len, tp_rank, group, dtype) if first else None
-        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype) for _ in range(layers))
+        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype, seq_len, micro_batch)
+                                    for _ in range(layers))
         self.final_norm = nn.LayerNorm(d_model, dtype=dtype) if last else None
         self.output_weight = None
         if last and not first:  # the last stage's own copy of the tied word embedding

@@ -7,9 +7,9 @@ vocabulary-parallel word embedding plus learned positions on the first stage; th
 and the output layer (tied to the word embedding) on the last. Attention is Megatron's
 non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax (or,
 where Megatron cannot use it, its fp32 PyTorch path), dropout, probabilities times V, the
-context's permute copy; the residual branches end in the fused bias-dropout-add (`fused.py`); weight gradients accumulate in the GEMM (`linear.py`,
-Megatron's gradient-accumulation fusion). Every layer is checkpointed (full recomputation)
-when `checkpointing` is set.
+context's permute copy; the residual branches end in the fused bias-dropout-add (`fused.py`);
+weight gradients accumulate in the GEMM (`linear.py`, Megatron's gradient-accumulation fusion).
+Every layer is checkpointed (full recomputation) when `checkpointing` is set.
 """
 
 from __future__ import annotations

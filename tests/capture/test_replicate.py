@@ -134,7 +134,7 @@ def test_replicate_is_an_option_of_model_program():
 @pytest.mark.slow
 def test_a_measured_sixteen_stage_row_is_captured_and_matches_the_analytic_model():
     """Multi-node row 49 of ground_truth_multi.csv: GPT 39.1 B, TP 4 x DP 8 x PP 16, 96 micro-batches
-    (349 thousand records in the step; about 19 thousand run)."""
+    (349 thousand records in the step; about 22 thousand run)."""
     from types import SimpleNamespace
 
     from ddlsim.capture.compare import analytic_calls, call_table

@@ -10,6 +10,10 @@ Which ranks are captured: ``ranks`` if given; otherwise, when ``pipeline_dim`` n
 dimension, one rank per pipeline stage (coordinate 0 in every other dimension), else rank 0.
 Ranks that differ only in their data-parallel or tensor-parallel coordinate run the same
 program, so one rank per stage is the whole iteration.
+
+``replicate=True`` records each distinct forward and backward chunk of a
+`torch.distributed.pipelining` stage once and replays the repeats (`replicate.py`): the schedule
+still runs every micro-batch, and the iteration graph is the one a full record gives.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from ddlsim.capture.moe import expert_load_context
-from ddlsim.capture.program import CapturedProgram, records_frame
+from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.session import MeshLayout, run_rank
 from ddlsim.capture.throughput import check_declared, declarations
 from ddlsim.errors import ConfigError
@@ -69,7 +73,7 @@ def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[i
 def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequence[int], mesh_dim_names: Sequence[str],
             *, name: str | None = None, ranks: Sequence[int] | None = None, pipeline_dim: str | None = "pp",
             warmup: int = 0, expert_load: Sequence[float] | None = None, global_batch: int | None = None,
-            seq_len: int | None = None) -> CapturedProgram:
+            seq_len: int | None = None, replicate: bool = False) -> CapturedProgram:
     """Run `build`'s training step on a fake process group and record it (module docstring).
 
     `warmup` steps run unrecorded before the recorded one, for programs whose first step differs
@@ -80,6 +84,8 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     (uniform when None). `global_batch` (samples per step over all ranks) and `seq_len` declare
     the step's batch for the throughput columns; without them the build function's
     ``ddlsim.capture.batch(...)`` or the step's token inputs give it (`throughput.py`).
+    `replicate` replays repeated pipeline chunks instead of running them (module docstring;
+    docs/capture.md, "Replicated captures").
     """
     entry = build if isinstance(build, str) else describe_function(build)
     function = resolve_entry(build) if isinstance(build, str) else build
@@ -89,6 +95,8 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     if not isinstance(warmup, int) or warmup < 0:
         raise ConfigError("warmup", warmup, "must be an integer >= 0")
     check_declared(global_batch, seq_len)
+    if not isinstance(replicate, bool):
+        raise ConfigError("replicate", replicate, "must be true or false")
     if ranks is None:
         chosen, stages = default_ranks(layout, pipeline_dim)
     else:
@@ -98,15 +106,18 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
             raise ConfigError("ranks", list(chosen), f"must be ranks in [0, {layout.world_size})")
         stages = tuple(range(len(chosen)))
     start = time.perf_counter()
-    frames = []
+    frames, replays = [], []
     with expert_load_context(expert_load), declarations() as declared:
         for rank in chosen:
-            frames.append(records_frame(rank, run_rank(function, layout, rank, warmup)))
+            records, replayed = run_rank(function, layout, rank, warmup, replicate)
+            frames.append(records_frame(rank, records))
+            replays.append(replays_frame(rank, replayed))
     options = {"entry": entry, "warmup": warmup, "pipeline_dim": pipeline_dim,
                "expert_load": list(expert_load) if expert_load is not None else None,
                "global_batch": global_batch or declared.get("global_batch") or None,
-               "seq_len": seq_len or declared.get("seq_len") or None}
+               "seq_len": seq_len or declared.get("seq_len") or None, "replicate": replicate}
     return CapturedProgram(name=name or entry.rpartition(":")[2], mesh_shape=layout.shape,
                            mesh_dim_names=layout.dim_names, ranks=chosen, stages=stages,
                            events=pd.concat(frames, ignore_index=True), options=options,
-                           capture_time_s=time.perf_counter() - start)
+                           capture_time_s=time.perf_counter() - start,
+                           replays=pd.concat(replays, ignore_index=True))

@@ -40,12 +40,15 @@ def analytic_calls(workload: Workload, stage: int = 0) -> Counter[CallKey]:
 
 
 def captured_calls(program: CapturedProgram, rank: int | None = None) -> Counter[CallKey]:
-    events = program.events
+    """Replicated chunks count as often as they ran (`CapturedProgram.multiplicity`)."""
+    events = program.events.assign(calls=program.multiplicity())
     rank = program.ranks[0] if rank is None else rank
     rows = events[(events.kind == COLLECTIVE) & (events["rank"] == rank) & ~events.receives.astype(bool)
                   & (events.group_size > 1)]
-    return Counter((row.op, int(row.size_bytes), int(row.group_size), row.phase)
-                   for row in rows.itertuples(index=False))
+    calls: Counter[CallKey] = Counter()
+    for row in rows.itertuples(index=False):
+        calls[(row.op, int(row.size_bytes), int(row.group_size), row.phase)] += int(row.calls)
+    return calls
 
 
 def call_table(analytic: Counter[CallKey], captured: Counter[CallKey]) -> pd.DataFrame:

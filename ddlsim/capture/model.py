@@ -45,6 +45,7 @@ class ProgramConfig:
     global_batch: int = 0
     seq_len: int = 0
     check_memory: bool = True
+    replicate: bool = False
 
 
 def _freeze(value: Any) -> Any:
@@ -82,6 +83,7 @@ class ProgramModel:
     global_batch: int = 0
     seq_len: int = 0
     check_memory: bool = True
+    replicate: bool = False
 
     @classmethod
     def from_config(cls, config: ProgramConfig) -> ProgramModel:
@@ -112,12 +114,13 @@ class ProgramModel:
                    options=_freeze(dict(config.options)), save=config.save,
                    warmup=config.warmup, pipeline_dim=config.pipeline_dim,
                    expert_load=tuple(float(weight) for weight in config.expert_load), name=config.name,
-                   global_batch=config.global_batch, seq_len=config.seq_len, check_memory=config.check_memory)
+                   global_batch=config.global_batch, seq_len=config.seq_len, check_memory=config.check_memory,
+                   replicate=bool(config.replicate))
 
     def definition(self) -> tuple:
         """What identifies the capture (the cache key): everything but where to save it."""
         return (self.entry, self.mesh_shape, self.mesh_dim_names, self.options, self.capture_file, self.warmup,
-                self.pipeline_dim, self.expert_load, self.name, self.global_batch, self.seq_len)
+                self.pipeline_dim, self.expert_load, self.name, self.global_batch, self.seq_len, self.replicate)
 
     def program(self) -> Any:
         """The captured program (captured, or loaded, once per process); saved if `save` is set."""
@@ -142,7 +145,7 @@ class ProgramModel:
                           name=module.rpartition(".")[2] if function == "build" else function, warmup=self.warmup,
                           pipeline_dim=self.pipeline_dim or None,
                           expert_load=self.expert_load or None, global_batch=self.global_batch or None,
-                          seq_len=self.seq_len or None)
+                          seq_len=self.seq_len or None, replicate=self.replicate)
         return program
 
     def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,

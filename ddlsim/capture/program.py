@@ -3,6 +3,8 @@
     program.collectives   one row per collective call (consecutive identical calls merged, `count`)
     program.compute       one row per kernel-launching aten op
     program.events        both, in program order, with streams and dependencies (what `simulate` uses)
+    program.replays       replicated pipeline chunks (``capture(..., replicate=True)``): record ranges
+                          that repeat recorded ones; `full_events()` writes them out
     program.save(path); CapturedProgram.load(path)      one Parquet file
 
 Columns (units in the names): ``op`` (ddlsim collective op, or the aten op), ``size_bytes``
@@ -27,6 +29,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ddlsim.capture.records import (
@@ -43,6 +46,7 @@ from ddlsim.errors import ConfigError
 METADATA_KEY = b"ddlsim.capture"
 MERGE_KEYS = ("rank", "op", "size_bytes", "group_size", "group_stride", "group_num_ranks", "group_label", "phase",
               "module", "dtype", "torch_op", "root", "peer", "receives")
+REPLAY_COLUMNS = ("rank", "index", "template", "length", "deps")
 
 
 def records_frame(rank: int, records: Sequence[OpRecord]) -> pd.DataFrame:
@@ -50,6 +54,12 @@ def records_frame(rank: int, records: Sequence[OpRecord]) -> pd.DataFrame:
     frame = pd.DataFrame([getter(record) for record in records], columns=list(RECORD_COLUMNS))
     frame.insert(0, "rank", rank)
     return frame
+
+
+def replays_frame(rank: int, replays: Sequence[Any]) -> pd.DataFrame:
+    """One row per `replicate.Replay` of `rank` (none: an empty frame with the columns)."""
+    return pd.DataFrame([(rank, replay.index, replay.template, replay.length, replay.deps) for replay in replays],
+                        columns=list(REPLAY_COLUMNS))
 
 
 @dataclass
@@ -64,19 +74,75 @@ class CapturedProgram:
     stages: tuple[int, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)
     capture_time_s: float = math.nan
+    replays: pd.DataFrame = field(default_factory=lambda: replays_frame(0, []))
 
     @property
     def num_ranks(self) -> int:
         return math.prod(self.mesh_shape)
 
     @property
+    def num_records(self) -> int:
+        """Records of the whole step, replicated ones included."""
+        return len(self.events) + int(self.replays.length.sum())
+
+    def multiplicity(self) -> np.ndarray:
+        """How often each row of `events` occurs in the whole step (1 + the replays that repeat it)."""
+        counts = np.ones(len(self.events), dtype=np.int64)
+        for rank, replays in self.replays.groupby("rank", sort=False):
+            positions = np.flatnonzero(self.events["rank"].to_numpy() == rank)
+            indices = self.events["index"].to_numpy()[positions]
+            change = np.zeros(len(positions) + 1, dtype=np.int64)
+            starts = np.searchsorted(indices, replays.template.to_numpy())
+            np.add.at(change, starts, 1)
+            np.add.at(change, starts + replays.length.to_numpy(), -1)
+            counts[positions] += np.cumsum(change[:-1])
+        return counts
+
+    def full_events(self, rank: int | None = None) -> pd.DataFrame:
+        """`events` with every replicated chunk written out (its own indices and dependencies), in
+        program order; one captured rank if `rank` is given."""
+        ranks = self.ranks if rank is None else (rank,)
+        frames = []
+        for each in ranks:
+            mine = self.events["rank"].to_numpy() == each
+            positions = np.flatnonzero(mine)
+            replays = self.replays[self.replays["rank"] == each].sort_values("index")
+            if replays.empty:
+                frames.append(self.events.iloc[positions])
+                continue
+            indices = self.events["index"].to_numpy()[positions]
+            order, new_index, new_deps = [], [], []
+            cursor = 0
+            for replay in replays.itertuples(index=False):
+                stop = int(np.searchsorted(indices, replay.index))
+                order.append(positions[cursor:stop])
+                new_index.append(indices[cursor:stop])
+                new_deps.extend(self.events["deps"].iloc[positions[cursor:stop]])
+                cursor = stop
+                first = int(np.searchsorted(indices, replay.template))
+                order.append(positions[first:first + replay.length])
+                new_index.append(np.arange(replay.index, replay.index + replay.length))
+                waits = dict(replay.deps)
+                new_deps.extend(tuple(waits.get(offset, ())) for offset in range(replay.length))
+            order.append(positions[cursor:])
+            new_index.append(indices[cursor:])
+            new_deps.extend(self.events["deps"].iloc[positions[cursor:]])
+            frame = self.events.iloc[np.concatenate(order)].copy()
+            frame["index"] = np.concatenate(new_index)
+            frame["deps"] = new_deps
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True) if frames else self.events.iloc[:0]
+
+    @property
     def compute(self) -> pd.DataFrame:
-        rows = self.events[self.events.kind == COMPUTE]
+        events = self.full_events() if len(self.replays) else self.events
+        rows = events[events.kind == COMPUTE]
         return rows.loc[:, ["rank", *COMPUTE_COLUMNS]].reset_index(drop=True)
 
     @property
     def collectives(self) -> pd.DataFrame:
-        rows = self.events.loc[self.events.kind == COLLECTIVE, ["rank", *COLLECTIVE_COLUMNS]]
+        events = self.full_events() if len(self.replays) else self.events
+        rows = events.loc[events.kind == COLLECTIVE, ["rank", *COLLECTIVE_COLUMNS]]
         if rows.empty:
             return rows.assign(count=pd.Series(dtype="int64")).reset_index(drop=True)
         keys = rows.loc[:, list(MERGE_KEYS)]
@@ -89,16 +155,18 @@ class CapturedProgram:
     def collective_summary(self, by: Sequence[str] = ("op", "size_bytes", "group_size", "group_stride", "phase"),
                            rank: int | None = None) -> pd.DataFrame:
         """Calls and bytes grouped by `by` (one captured rank: the first unless `rank` is given)."""
-        rows = self.events[(self.events.kind == COLLECTIVE) & ~self.events.receives.astype(bool)]
+        events = self.events.assign(calls=self.multiplicity())
+        rows = events[(events.kind == COLLECTIVE) & ~events.receives.astype(bool)]
         rows = rows[rows["rank"] == (self.ranks[0] if rank is None else rank)]
+        rows = rows.assign(total_bytes=rows.size_bytes * rows.calls)
         grouped = rows.groupby(list(by), sort=True)
-        return grouped.agg(count=("op", "size"), total_bytes=("size_bytes", "sum")).reset_index()
+        return grouped.agg(count=("calls", "sum"), total_bytes=("total_bytes", "sum")).reset_index()
 
     def total_bytes(self, op: str, rank: int | None = None) -> int:
         """Bytes (size_bytes summed over calls) of every `op` collective one captured rank issued."""
-        rows = self.events[(self.events.kind == COLLECTIVE) & (self.events.op == op)
-                           & (self.events["rank"] == (self.ranks[0] if rank is None else rank))]
-        return int(rows.size_bytes.sum())
+        selected = ((self.events.kind == COLLECTIVE) & (self.events.op == op)
+                    & (self.events["rank"] == (self.ranks[0] if rank is None else rank))).to_numpy()
+        return int((self.events.size_bytes.to_numpy()[selected] * self.multiplicity()[selected]).sum())
 
     @property
     def peak_memory_bytes(self) -> dict[int, int]:
@@ -110,13 +178,17 @@ class CapturedProgram:
         return {int(rank): int(peak) for rank, peak in peaks.items()}
 
     def rank_events(self, rank: int) -> pd.DataFrame:
-        return self.events[self.events["rank"] == rank].reset_index(drop=True)
+        """One captured rank's records of the whole step (replicated chunks written out)."""
+        return self.full_events(rank).reset_index(drop=True)
 
     # ---- files ---------------------------------------------------------------------------
     def metadata(self) -> dict[str, Any]:
         return {"name": self.name, "mesh_shape": list(self.mesh_shape), "mesh_dim_names": list(self.mesh_dim_names),
                 "ranks": list(self.ranks), "stages": list(self.stages), "options": self.options,
-                "capture_time_s": None if math.isnan(self.capture_time_s) else self.capture_time_s}
+                "capture_time_s": None if math.isnan(self.capture_time_s) else self.capture_time_s,
+                "replays": [[int(row.rank), int(row.index), int(row.template), int(row.length),
+                             [[int(offset), [int(dep) for dep in deps]] for offset, deps in row.deps]]
+                            for row in self.replays.itertuples(index=False)]}
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the capture to one Parquet file (`load` reads it back)."""
@@ -147,7 +219,11 @@ class CapturedProgram:
             if column in events.columns:
                 events[column] = [tuple(int(item) for item in items) for items in events[column]]
         capture_time = meta.get("capture_time_s")
+        replays = pd.DataFrame([(rank, index, template, length, tuple((offset, tuple(deps)) for offset, deps in waits))
+                                for rank, index, template, length, waits in meta.get("replays", [])],
+                               columns=list(REPLAY_COLUMNS))
         return cls(name=meta["name"], mesh_shape=tuple(meta["mesh_shape"]),
                    mesh_dim_names=tuple(meta["mesh_dim_names"]),
                    ranks=tuple(meta["ranks"]), events=events, stages=tuple(meta.get("stages", ())),
-                   options=meta.get("options", {}), capture_time_s=math.nan if capture_time is None else capture_time)
+                   options=meta.get("options", {}), capture_time_s=math.nan if capture_time is None else capture_time,
+                   replays=replays)

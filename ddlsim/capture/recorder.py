@@ -61,6 +61,7 @@ class Recorder(TorchDispatchMode):
         self.world_size = world_size
         self.attribution = attribution
         self.records: list[OpRecord] = []
+        self.replayed = 0  # records of replicated chunks, which take indices but are not in `records`
         self.recording = False
         self.suspended = 0  # > 0 while DTensor infers output shapes by running ops on fake tensors
         self.inferring = 0  # > 0 while tensors are made only to infer shapes: they are not the program's memory
@@ -142,6 +143,9 @@ class Recorder(TorchDispatchMode):
         finally:
             setattr(owner, name, original)
 
+    def next_index(self) -> int:
+        return len(self.records) + self.replayed
+
     def _run(self, func: Any, args: tuple, kwargs: dict) -> Any:
         try:
             return func(*args, **kwargs)
@@ -159,7 +163,7 @@ class Recorder(TorchDispatchMode):
             stream = self._data_flow(func, tensors, stream)
         reads, writes = accounting.tensor_traffic(func, args, kwargs, out)
         m, n, k, batch = shapes.kernel_shape(func, args, kwargs)
-        index = len(self.records)
+        index = self.next_index()
         self.records.append(OpRecord(
             index=index, kind=COMPUTE, op=f"{func.namespace}.{func._opname}", stream=stream,
             deps=self.timeline.place(stream, index), module=self.attribution.module(),
@@ -193,7 +197,7 @@ class Recorder(TorchDispatchMode):
         if not hits:
             return stream
         if func._schema.is_mutable and not others:
-            return self.records[next(iter(hits.values()))].stream
+            return self.timeline.stream_of[next(iter(hits.values()))]
         self.timeline.wait(stream, set(hits.values()))
         for key in hits:
             del self.timeline.in_flight[key]
@@ -226,15 +230,14 @@ class Recorder(TorchDispatchMode):
             ranks = (dist.get_rank(), peer)
         shape = group_shape(ranks, self.world_size)
         comm_stream = f"p2p:{label}:{peer}" if spec.peer is not None else f"comm:{label}"
-        index = len(self.records)
-        deps = self.timeline.prune(set(self.timeline.place(comm_stream, index)) | self.timeline.frontier(issue_stream))
-        deps.discard(index)
+        index = self.next_index()
+        deps = self.timeline.place_collective(comm_stream, issue_stream, index)
         size = spec.size_bytes * (shape.size if spec.times_group else 1)
         imbalance = 1.0
         if spec.splits and sum(spec.splits) > 0:
             imbalance = max(spec.splits) * len(spec.splits) / sum(spec.splits)
         self.records.append(OpRecord(
-            index=index, kind=COLLECTIVE, op=spec.op.value, stream=comm_stream, deps=tuple(sorted(deps)),
+            index=index, kind=COLLECTIVE, op=spec.op.value, stream=comm_stream, deps=deps,
             module=self.attribution.module(), phase=self.attribution.phase(), dtype=spec.dtype,
             torch_op=f"{func.namespace}.{func._opname}", size_bytes=size, group_size=shape.size,
             group_stride=shape.stride, group_num_ranks=shape.num_ranks, group_regular=shape.regular,

@@ -33,6 +33,7 @@ from ddlsim.capture.hf_paths import unpacked_sequences
 from ddlsim.capture.pipelining import stage_votes_locally
 from ddlsim.capture.recorder import Recorder
 from ddlsim.capture.records import OpRecord
+from ddlsim.capture.replicate import Replay, Replicator, replicate_chunks
 from ddlsim.capture.streams import Timeline, patched_runtime
 from ddlsim.errors import ConfigError, DdlsimError
 
@@ -102,17 +103,20 @@ def optimizer_state_unrecorded(recorder: Recorder) -> Iterator[None]:
         yield
 
 
-def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> list[OpRecord]:
-    """The records of one step of `build`'s program as `rank` (see the module docstring)."""
+def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0,
+             replicate: bool = False) -> tuple[list[OpRecord], list[Replay]]:
+    """The records of one step of `build`'s program as `rank` (see the module docstring), and the
+    replayed pipeline chunks when `replicate` is set (`replicate.py`)."""
     with fake_process_group(layout.world_size, rank):
         mesh = init_device_mesh("cpu", layout.shape, mesh_dim_names=layout.dim_names)
         timeline, attribution = Timeline(), Attribution()
         fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
         recorder = Recorder(timeline, layout.world_size, attribution, fake_mode)
+        replicator = Replicator(recorder, attribution) if replicate else None
         try:
             with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE, False), \
                     optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
-                    lazy_fsdp_chunks(), cuda_code_paths(), fake_mode, recorder:
+                    lazy_fsdp_chunks(), cuda_code_paths(), replicate_chunks(replicator), fake_mode, recorder:
                 step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "
@@ -122,6 +126,9 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> li
                         step()
                     timeline.reset()
                     recorder.records.clear()
+                    recorder.replayed = 0
+                    if replicator is not None:
+                        replicator.reset()
                     attribution.region = "forward"
                     recorder.recording = True
                     step()
@@ -134,4 +141,4 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0) -> li
             raise build_error(error) from None
         finally:
             torch.distributed.device_mesh._mesh_resources.mesh_stack.clear()
-        return recorder.records
+        return recorder.records, replicator.replays if replicator is not None else []

@@ -46,6 +46,7 @@ class Timeline:
         # id(work) -> (work, weak references to its tensors): a real work's future carries them, but the
         # capture must not keep them alive (they would count as live memory, with their autograd graphs)
         self.work_tensors: dict[int, tuple[Any, Any]] = {}
+        self.log: list[tuple] | None = None  # waits and placements, while a chunk is watched (replicate.py)
 
     def prune(self, records: set[int]) -> set[int]:
         """Keep the latest record of each stream: ops of one stream run in order."""
@@ -68,6 +69,8 @@ class Timeline:
 
     def wait(self, stream: str, records: set[int] | frozenset[int]) -> None:
         if records:
+            if self.log is not None:
+                self.log.append(("wait", stream, tuple(sorted(records))))
             pending = self.pending.setdefault(stream, set())
             pending.update(records)
             if len(pending) > 1:
@@ -75,6 +78,19 @@ class Timeline:
 
     def place(self, stream: str, index: int) -> tuple[int, ...]:
         """Put record `index` on `stream`; return the records it waits for besides its stream order."""
+        if self.log is not None:
+            self.log.append(("place", stream, index))
+        return self._place(stream, index)
+
+    def place_collective(self, comm_stream: str, issue_stream: str, index: int) -> tuple[int, ...]:
+        """Put collective `index` on `comm_stream`, after the issuing stream's work; return what it waits for."""
+        if self.log is not None:
+            self.log.append(("collective", comm_stream, issue_stream, index))
+        deps = self.prune(set(self._place(comm_stream, index)) | self.frontier(issue_stream))
+        deps.discard(index)
+        return tuple(sorted(deps))
+
+    def _place(self, stream: str, index: int) -> tuple[int, ...]:
         deps = self.pending.pop(stream, set())
         deps.discard(self.last.get(stream, -1))
         self.last[stream] = index

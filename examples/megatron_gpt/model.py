@@ -5,12 +5,11 @@ fused QKV and first MLP matrices are column-parallel and whose attention-output 
 matrices are row-parallel (their biases replicated, added after the all-reduce); the
 vocabulary-parallel word embedding plus learned positions on the first stage; the final norm
 and the output layer (tied to the word embedding) on the last. Attention is Megatron's
-non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax,
-dropout, probabilities times V, the context's permute copy (the unfused fp32 softmax where
-Megatron's kernel does not support the shape); the residual branches end in the
-fused bias-dropout-add (`fused.py`); weight gradients accumulate in the GEMM (`linear.py`,
-Megatron's gradient-accumulation fusion). Every layer is checkpointed (full recomputation)
-when `checkpointing` is set.
+non-flash path: Q K^T as a batched GEMM on strided views, the fused scaled causal softmax (or,
+where Megatron cannot use it, its fp32 PyTorch path), dropout, probabilities times V, the
+context's permute copy; the residual branches end in the fused bias-dropout-add (`fused.py`);
+weight gradients accumulate in the GEMM (`linear.py`, Megatron's gradient-accumulation fusion).
+Every layer is checkpointed (full recomputation) when `checkpointing` is set.
 """
 
 from __future__ import annotations
@@ -35,13 +34,14 @@ DROPOUT = 0.1
 
 
 class ParallelLayer(nn.Module):
-    """`causal_mask` (s x s, True above the diagonal) selects Megatron's unfused softmax."""
-
-    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype,
-                 causal_mask: torch.Tensor | None = None) -> None:
+    def __init__(self, d_model: int, heads: int, tp: int, group, dtype: torch.dtype, seq_len: int,
+                 micro_batch: int) -> None:
         super().__init__()
         self.group, self.heads, self.head_dim = group, heads // tp, d_model // heads
-        self.causal_mask = causal_mask
+        self.fused_softmax = fused_softmax_available(seq_len, micro_batch * self.heads)
+        if not self.fused_softmax:  # the causal mask, made once as Megatron's data loader does
+            self.register_buffer("causal_mask", torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1),
+                                 persistent=False)
         self.attention_norm = nn.LayerNorm(d_model, dtype=dtype)
         self.qkv = AccumulatingLinear(d_model, 3 * d_model // tp, dtype=dtype)
         self.attention_out = AccumulatingLinear(d_model // tp, d_model, bias=False, dtype=dtype)
@@ -55,14 +55,17 @@ class ParallelLayer(nn.Module):
         seq, batch, _ = x.shape
         qkv = self.qkv(copy_to_tp(x, self.group)).view(seq, batch * self.heads, 3, self.head_dim)
         q, k, v = (part.transpose(0, 1) for part in qkv.unbind(2))  # (b np, s, hn) strided views
-        scores, scale = torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim)
-        if self.causal_mask is None:
-            probs = scaled_causal_softmax(scores, scale)
-        else:
-            probs = unfused_causal_softmax(scores, scale, self.causal_mask)
+        probs = self._softmax(torch.bmm(q, k.transpose(1, 2)), 1.0 / math.sqrt(self.head_dim))
         probs = F.dropout(probs, DROPOUT, self.training)
         context = torch.bmm(probs, v).view(batch, self.heads, seq, self.head_dim).permute(2, 0, 1, 3)
         return self.attention_out(context.reshape(seq, batch, self.heads * self.head_dim))
+
+    def _softmax(self, scores: torch.Tensor, scale: float) -> torch.Tensor:
+        """The fused kernel where Megatron can use it (`fused.fused_softmax_available`), else its fp32
+        PyTorch path (`fused.unfused_causal_softmax`: five kernels each way)."""
+        if self.fused_softmax:
+            return scaled_causal_softmax(scores, scale)
+        return unfused_causal_softmax(scores, scale, self.causal_mask)
 
     def _layer(self, x: torch.Tensor) -> torch.Tensor:
         attention = reduce_from_tp(self._attention(self.attention_norm(x)), self.group)
@@ -108,10 +111,8 @@ class GptStage(nn.Module):
         self.scatter_gather = scatter_gather and tp > 1
         self.activation_shape = (seq_len, micro_batch, d_model)
         self.embedding = VocabParallelEmbedding(local_vocab, d_model, seq_len, tp_rank, group, dtype) if first else None
-        mask = None
-        if not fused_softmax_available(seq_len, micro_batch * heads // tp):
-            mask = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
-        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype, mask) for _ in range(layers))
+        self.layers = nn.ModuleList(ParallelLayer(d_model, heads, tp, group, dtype, seq_len, micro_batch)
+                                    for _ in range(layers))
         self.final_norm = nn.LayerNorm(d_model, dtype=dtype) if last else None
         self.output_weight = None
         if last and not first:  # the last stage's own copy of the tied word embedding

@@ -6,8 +6,8 @@ activation checkpointing, fp16.
     program = ddlsim.capture(build, (pp, dp, tp), ("pp", "dp", "tp"))
 
 The mesh follows Megatron's rank order (tensor parallel fastest, then data, then pipeline
-stage). One step: the micro-batches through the 1F1B schedule (or gradient accumulation with
-one stage); the data-parallel all-reduce of the stage's gradients in one piece, from a
+stage). One step: the micro-batches through the 1F1B schedule (with one stage: gradient
+accumulation, F B F B ...); the data-parallel all-reduce of the stage's gradients in one piece, from a
 contiguous gradient buffer (no bucketing, as in the measured Megatron-DeepSpeed runs); the
 all-reduce of the tied word embedding's gradient between the first and last stage; the
 found-inf and gradient-norm all-reduces (over the pipeline group with several stages, else the
@@ -104,23 +104,18 @@ def build(mesh, *, d_model: int = 1024, heads: int = 16, layers: int = 4, seq_le
         return vocab_parallel_cross_entropy(logits, target.t().contiguous(), tp_rank * local_vocab, tp_group).mean()
 
     tokens = torch.randint(0, vocab, (micro_batch * micro_batches, seq_len))
-    schedule = None
-    if pp > 1:
-        chunk = (micro_batch * seq_len * d_model // tp,) if tp > 1 else (seq_len, micro_batch, d_model)
-        example_in = (torch.randint(0, vocab, (micro_batch, seq_len)) if first
-                      else torch.empty(chunk, dtype=dtype, requires_grad=True))
-        example_out = torch.empty((seq_len, micro_batch, local_vocab) if last else chunk, dtype=dtype,
-                                  requires_grad=True)
-        pipeline_stage = PipelineStage(model, stage, pp, torch.device("cpu"), input_args=(example_in,),
-                                       output_args=example_out, group=mesh["pp"].get_group())
-        schedule = Schedule1F1B(pipeline_stage, micro_batches, loss_fn=loss_fn)
+    chunk = (micro_batch * seq_len * d_model // tp,) if tp > 1 else (seq_len, micro_batch, d_model)
+    example_in = (torch.randint(0, vocab, (micro_batch, seq_len)) if first
+                  else torch.empty(chunk, dtype=dtype, requires_grad=True))
+    example_out = torch.empty((seq_len, micro_batch, local_vocab) if last else chunk, dtype=dtype,
+                              requires_grad=True)
+    pipeline_stage = PipelineStage(model, stage, pp, torch.device("cpu"), input_args=(example_in,),
+                                   output_args=example_out, group=mesh["pp"].get_group())
+    # Megatron scales the loss, not the gradients, and keeps no logits past the loss
+    schedule = Schedule1F1B(pipeline_stage, micro_batches, loss_fn=loss_fn, scale_grads=False)
 
     def step():
-        if schedule is not None:
-            schedule.step(*((tokens,) if first else ()), **({"target": tokens} if last else {}))
-        else:
-            for micro in tokens.split(micro_batch):
-                loss_fn(model(micro), micro).backward()
+        schedule.step(*((tokens,) if first else ()), **({"target": tokens} if last else {}), return_outputs=False)
         if dp > 1:
             dist.all_reduce(buffer, group=dp_group)
         if tied_group is not None:

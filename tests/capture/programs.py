@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 from torch.distributed.fsdp import fully_shard
+from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 IN, HIDDEN, BATCH, LAYERS = 64, 256, 8, 3
@@ -34,3 +35,41 @@ def fsdp_tp_mlp(mesh):
         optimizer.zero_grad()
 
     return step
+
+
+MICRO_BATCHES, WIDTH = 4, 64
+
+
+def pipeline(kind: str, micro_batches: int = MICRO_BATCHES, stage_module=None):
+    """A `kind` schedule (gpipe, 1f1b, interleaved) over the ``pp`` mesh; each stage a Linear and
+    ReLU, or ``stage_module()``."""
+
+    def build(mesh):
+        ranks, rank = mesh.size(0), mesh.get_local_rank("pp")
+        virtual = 2 if kind == "interleaved" else 1
+        stages = []
+        for index in (rank + v * ranks for v in range(virtual)):
+            module = stage_module() if stage_module else nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU())
+            stages.append(PipelineStage(module, index, ranks * virtual, torch.device("cpu"),
+                                        input_args=(torch.empty(2, WIDTH, requires_grad=index > 0),),
+                                        output_args=torch.empty(2, WIDTH, requires_grad=True), group=mesh.get_group()))
+
+        def loss(out, target):
+            return out.sum()
+
+        if kind == "interleaved":
+            schedule = ScheduleInterleaved1F1B(stages, micro_batches, loss_fn=loss)
+        else:
+            schedule = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[kind](stages[0], micro_batches, loss_fn=loss)
+        optimizer = torch.optim.SGD([p for stage in stages for p in stage.submod.parameters()], lr=0.1)
+        batch = torch.randn(2 * micro_batches, WIDTH)
+
+        def step():
+            target = {"target": batch} if rank == ranks - 1 or kind == "interleaved" else {}
+            schedule.step(*((batch,) if rank == 0 else ()), **target)
+            optimizer.step()
+            optimizer.zero_grad()
+
+        return step
+
+    return build

@@ -4,45 +4,9 @@ the schedule's own order of chunks (GPipe, 1F1B, interleaved 1F1B with two stage
 from __future__ import annotations
 
 import pytest
-import torch
-from torch import nn
-from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
 
 import ddlsim
-
-MICRO_BATCHES, WIDTH = 4, 64
-
-
-def pipeline(kind: str):
-    def build(mesh):
-        ranks, rank = mesh.size(0), mesh.get_local_rank("pp")
-        virtual = 2 if kind == "interleaved" else 1
-        stages = []
-        for index in (rank + v * ranks for v in range(virtual)):
-            module = nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU())
-            stages.append(PipelineStage(module, index, ranks * virtual, torch.device("cpu"),
-                                        input_args=(torch.empty(2, WIDTH, requires_grad=index > 0),),
-                                        output_args=torch.empty(2, WIDTH, requires_grad=True), group=mesh.get_group()))
-
-        def loss(out, target):
-            return out.sum()
-
-        if kind == "interleaved":
-            schedule = ScheduleInterleaved1F1B(stages, MICRO_BATCHES, loss_fn=loss)
-        else:
-            schedule = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[kind](stages[0], MICRO_BATCHES, loss_fn=loss)
-        optimizer = torch.optim.SGD([p for stage in stages for p in stage.submod.parameters()], lr=0.1)
-        batch = torch.randn(2 * MICRO_BATCHES, WIDTH)
-
-        def step():
-            target = {"target": batch} if rank == ranks - 1 or kind == "interleaved" else {}
-            schedule.step(*((batch,) if rank == 0 else ()), **target)
-            optimizer.step()
-            optimizer.zero_grad()
-
-        return step
-
-    return build
+from tests.capture.programs import MICRO_BATCHES, pipeline
 
 
 @pytest.mark.parametrize("kind", ["gpipe", "1f1b", "interleaved"])

@@ -13,8 +13,10 @@ runs each such run as one kernel that reads what enters it and writes what leave
   kernels of their own. A
   run ends where the graph must cut it anyway: before a record that waits on another stream and
   after a record another op waits on (so no collective is issued from inside a run);
-- a run of two or more records becomes one record (``op`` ``ddlsim.fused``, one launch, at the
-  place of its last record, waiting on what its first waited on) whose bytes are the values
+- a run of two or more records becomes one kernel: its last record becomes ``op`` ``ddlsim.fused``
+  (one launch), the others ``ddlsim.fused_member`` (no launch, no bytes: they stay in the table,
+  so record indices, dependencies and the templates of replicated chunks keep their meaning),
+  and the fused record's bytes are the values
   entering the run from outside (each value once, at most its size) plus the values it writes
   that are read outside the run or not read inside it (saved for backward, gradients), plus the
   last version of every storage that existed before the run and that the run updates in place
@@ -34,10 +36,11 @@ from typing import Any
 import pandas as pd
 
 from ddlsim.capture.graph import layer_of
-from ddlsim.capture.pricing import kernel_class_of
+from ddlsim.capture.pricing import FUSED_MEMBER_OP, kernel_class_of
 from ddlsim.capture.records import COMPUTE, VALUE_FIELDS
 
 FUSED_OP = "ddlsim.fused"
+FUSED_MEMBER = FUSED_MEMBER_OP  # a record folded into the fused record of its run: costs nothing
 UNFUSED_OPS = frozenset({"sort", "argsort", "topk", "kthvalue", "median", "histc", "bincount", "nonzero", "unique",
                          "_unique2", "unique_consecutive", "unique_dim", "randperm", "multinomial"})
 
@@ -153,19 +156,20 @@ def fuse_events(events: pd.DataFrame) -> pd.DataFrame:
         if not runs:
             pieces.append(frame)
             continue
-        drop: list[int] = []
         columns = {name: frame.columns.get_loc(name) for name in ("op", "torch_op", "read_bytes", "write_bytes",
-                                                                   "deps", "live_bytes", *VALUE_FIELDS)}
+                                                                   "live_bytes")}
         frame = frame.copy()
         for run, entering, leaving in runs:
             last = run[-1]
-            drop.extend(run[:-1])
             ops = "+".join(rows[position].op.rsplit(".", 1)[-1] for position in run)
+            for position in run[:-1]:
+                frame.iat[position, columns["op"]] = FUSED_MEMBER
+                frame.iat[position, columns["read_bytes"]] = 0
+                frame.iat[position, columns["write_bytes"]] = 0
             frame.iat[last, columns["op"]] = FUSED_OP
             frame.iat[last, columns["torch_op"]] = f"fused({ops})"
             frame.iat[last, columns["read_bytes"]] = entering
             frame.iat[last, columns["write_bytes"]] = leaving
-            frame.iat[last, columns["deps"]] = rows[run[0]].deps
             frame.iat[last, columns["live_bytes"]] = max(rows[position].live_bytes for position in run)
-        pieces.append(frame.drop(index=drop).reset_index(drop=True))
+        pieces.append(frame)
     return pd.concat(pieces, ignore_index=True)

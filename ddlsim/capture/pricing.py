@@ -40,6 +40,7 @@ ATTENTION_BACKWARD_OPS = frozenset({"_scaled_dot_product_flash_attention_backwar
                                     "_scaled_dot_product_cudnn_attention_backward", "_flash_attention_backward",
                                     "_efficient_attention_backward",
                                     "_scaled_dot_product_flash_attention_for_cpu_backward"})
+FUSED_MEMBER_OP = "ddlsim.fused_member"  # fusion.FUSED_MEMBER (pricing cannot import fusion: fusion imports it)
 GROUPED_GEMM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm"})
 # Memory-bound ops by what they do (all priced by their bytes; the class names them in the tables).
 CLASS_BY_OP = {
@@ -88,6 +89,8 @@ def kernel_of(key: OpKey) -> Kernel:
     full count of its shape, and that is how its causal flag is read back here.
     """
     name, flop, read, written, m, n, k, batch, _ = key
+    if name == FUSED_MEMBER_OP:  # folded into the fused record of its run (fusion.py): no kernel of its own
+        return Kernel(name, launches=0, kernel_class=KernelClass.HOST)
     kernel_class = kernel_class_of(name, m)
     shaped = kernel_class.is_gemm or kernel_class.is_attention
     causal = False
@@ -124,7 +127,9 @@ class SegmentPricer:
             kernel = kernel_of(key)
             device = kernel_time_s(kernel, self.roofline.device.peak(precision),
                                    self.roofline.device.memory_bandwidth_bytes_per_s, efficiency)
-            result = (device, efficiency.host_s_per_launch)
+            result = (device, efficiency.host_s_per_launch * kernel.launches)
+        elif key[0] == FUSED_MEMBER_OP:
+            result = (0.0, 0.0)
         else:
             work = "gemm" if flop > 0 else "elementwise"
             result = (self.roofline.time_s(flop, read + written, precision, work), 0.0)

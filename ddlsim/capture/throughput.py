@@ -118,21 +118,30 @@ def inferred_batch(events: Any, mesh_shape: tuple[int, ...], dim_names: tuple[st
     return StepBatch(max(1, round(tokens / seq)) * others, seq * sequence_split, "inferred")
 
 
+def _step_events(program: Any) -> Any:
+    """Every record of the step: a replicated capture's replays written out."""
+    replays = getattr(program, "replays", None)
+    return program.full_events() if replays is not None and len(replays) else program.events
+
+
 def step_batch(program: Any) -> StepBatch:
     """The step's batch: declared (options ``global_batch``, ``seq_len``) or inferred."""
     options = program.options or {}
     declared = int(options.get("global_batch") or 0)
+    if declared and int(options.get("seq_len") or 0):
+        return StepBatch(declared, int(options["seq_len"]), "declared")
+    inferred = inferred_batch(_step_events(program), program.mesh_shape, program.mesh_dim_names)
     if declared:
-        seq = int(options.get("seq_len") or 0) or inferred_batch(program.events, program.mesh_shape,
-                                                                   program.mesh_dim_names).seq_len
-        return StepBatch(declared, seq, "declared")
-    return inferred_batch(program.events, program.mesh_shape, program.mesh_dim_names)
+        return StepBatch(declared, inferred.seq_len, "declared")
+    return inferred
 
 
 def model_flop(program: Any) -> float:
     """Model FLOPs of one step over all ranks (module docstring)."""
     events = program.events
-    rows = events[(events.kind == "compute") & events.phase.isin(MODEL_PHASES) & (events.flop > 0)]
-    if rows.empty:
+    times = program.multiplicity() if hasattr(program, "multiplicity") else 1  # replays repeat their template
+    flop = events.flop.to_numpy() * times
+    chosen = ((events.kind == "compute") & events.phase.isin(MODEL_PHASES) & (events.flop > 0)).to_numpy()
+    if not chosen.any():
         return 0.0
-    return float(rows.flop.sum()) / len(program.ranks) * program.num_ranks
+    return float(flop[chosen].sum()) / len(program.ranks) * program.num_ranks

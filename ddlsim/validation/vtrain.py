@@ -151,7 +151,19 @@ def interleavable(row: Any, virtual_stages: int) -> bool:
 
 
 def simulate_row(row: Any, setup: Setup, virtual_stages: int = 1) -> Any:
-    """The `TrainingResult` of one measured run (with `virtual_stages` where `interleavable`)."""
+    """The `TrainingResult` of one measured run (with `virtual_stages` where `interleavable` and the
+    interleaved plan fits the device; else as measured, with 1F1B)."""
+    from ddlsim.errors import InfeasibleError
+
+    if virtual_stages > 1 and interleavable(row, virtual_stages):
+        try:
+            return _simulate_row(row, setup, virtual_stages)
+        except InfeasibleError:  # interleaving keeps more micro-batches in flight than the measured plan
+            pass
+    return _simulate_row(row, setup, 1)
+
+
+def _simulate_row(row: Any, setup: Setup, virtual_stages: int) -> Any:
     from dataclasses import replace
 
     from ddlsim.training import simulate_training
@@ -163,16 +175,18 @@ def simulate_row(row: Any, setup: Setup, virtual_stages: int = 1) -> Any:
     model = replace(model, kernel_bytes=setup.kernel_bytes)
     parallel = ParallelConfig(tensor=int(row.tp), data=int(row.dp), pipeline=int(row.pp),
                               micro_batch=int(row.micro_batch), max_gpus=int(row.gpus),
-                              virtual_stages=virtual_stages if interleavable(row, virtual_stages) else 1)
+                              virtual_stages=virtual_stages)
     workload = model.build_workload(parallel, setup.device.memory_bytes)
     return simulate_training(workload, setup.pricer, setup.settings)
 
 
 def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> pd.DataFrame:
     """`rows` with predicted_ms, compute_ms, exposed_comm_ms and error_pct (signed) added."""
-    predicted, compute, exposed = [], [], []
+    predicted, compute, exposed, chunks = [], [], [], []
     for row in rows.itertuples(index=False):
-        iteration = simulate_row(row, setup, virtual_stages).iteration
+        result = simulate_row(row, setup, virtual_stages)
+        iteration = result.iteration
+        chunks.append(int(result.workload.plan.get("virtual_stages", 1)))
         predicted.append(1e3 * iteration.iteration_time_s)
         compute.append(1e3 * iteration.compute_time_s)
         exposed.append(1e3 * iteration.exposed_comm_time_s)
@@ -180,8 +194,7 @@ def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> 
     out["predicted_ms"], out["compute_ms"], out["exposed_comm_ms"] = predicted, compute, exposed
     out["error_pct"] = 100.0 * (out.predicted_ms - out.measured_ms) / out.measured_ms
     if virtual_stages > 1:
-        out["virtual_stages"] = [virtual_stages if interleavable(row, virtual_stages) else 1
-                                 for row in rows.itertuples(index=False)]
+        out["virtual_stages"] = chunks
     return out
 
 

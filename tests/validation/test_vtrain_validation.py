@@ -19,7 +19,7 @@ SCRIPT = REPO / "scripts" / "validate_vtrain.py"
 DATA = REPO.parent / "shared" / "validation" / "vtrain"
 
 HELD_OUT_MULTI_NODE_MAPE = 8.44  # reached with the shipped constants: see docs/validation.md
-FITTED_SINGLE_NODE_MAPE = 7.96  # the single-node file the memory, host and gap constants were fitted on
+FITTED_SINGLE_NODE_MAPE = 7.99  # the single-node file the memory, host and gap constants were fitted on
 MARGIN = 0.05  # floating-point noise across platforms, nothing more
 
 needs_data = pytest.mark.skipif(not all((DATA / name).is_file() for name in validate.FILES.values()),

@@ -49,7 +49,6 @@ EMBEDDING, OPTIMIZER = KernelClass.EMBEDDING, KernelClass.OPTIMIZER
 ADAM_BYTES_PER_PARAM = 28  # read the fp16 gradient; read and write fp32 master and two moments; write fp16 weights
 GRAD_ACCUMULATION_BYTES_PER_WEIGHT = 6  # a 16-bit gradient added into the main gradient: read 2 + 2, write 2
 GRAD_NORM_BYTES_PER_PARAM = 2  # one read of the fp16 gradients
-GRAD_ZERO_BYTES_PER_PARAM = 2  # the 16-bit gradient buffer zeroed for the next step's accumulation
 FUSED_SOFTMAX_BATCH_MULTIPLE = 4  # Megatron's fused softmax needs b x local heads to be a multiple of 4
 FUSED_SOFTMAX_MAX_SEQ = 2048
 CE_FORWARD_BYTES_PER_LOGIT = 38  # cast 2+4, max 4, subtract 4+4, exp 4+4, sum 4, divide 4+4
@@ -247,5 +246,4 @@ def embedding_kernels(d_model: int, local_vocab: int, seq_len: int, batch: int, 
 
 def optimizer_kernels(params: int) -> list[Kernel]:
     bytes_per_param = ADAM_BYTES_PER_PARAM + GRAD_NORM_BYTES_PER_PARAM
-    return [memory("adam_step", bytes_per_param * params, launches=OPTIMIZER_LAUNCHES, kernel_class=OPTIMIZER),
-            memory("gradient_zero", GRAD_ZERO_BYTES_PER_PARAM * params, kernel_class=OPTIMIZER)]
+    return [memory("adam_step", bytes_per_param * params, launches=OPTIMIZER_LAUNCHES, kernel_class=OPTIMIZER)]

@@ -17,7 +17,6 @@ from ddlsim.errors import ConfigError, InfeasibleError
 from examples.megatron_gpt import make_build
 from tests.capture.programs import WIDTH, pipeline
 
-
 UNCOMPARABLE = [*VALUE_FIELDS, "live_bytes"]
 
 

@@ -43,7 +43,7 @@ from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.training.simulate import TrainingResult
+from ddlsim.training.simulate import TrainingResult, peak_of
 from ddlsim.training.timeline import Placement, place, summarize
 from ddlsim.types import Precision, Workload
 
@@ -150,7 +150,7 @@ def model_precision(program: CapturedProgram) -> Precision:
     return precision_of(str(rows.groupby("dtype")["flop"].sum().idxmax()))
 
 
-def program_workload(program: CapturedProgram, device: Any = None) -> Workload:
+def program_workload(program: CapturedProgram) -> Workload:
     """The workload record of a capture (no blocks: its graph comes from the program itself)."""
     batch = step_batch(program)
     peaks = program.peak_memory_bytes
@@ -160,10 +160,8 @@ def program_workload(program: CapturedProgram, device: Any = None) -> Workload:
                             "pp_degree": len(program.ranks),
                             "captured_ranks": ",".join(str(rank) for rank in program.ranks),
                             "seq_len": batch.seq_len, "tokens_per_step": batch.tokens, "batch_source": batch.source,
-                            "model_flop_per_step": model_flop(program),
+                            "model_flop_per_step": model_flop(program), "precision": model_precision(program).value,
                             "memory_per_gpu_bytes": max(peaks.values()) if peaks else 0}
-    if device is not None:
-        plan["peak_flop_per_s"] = device.peak(model_precision(program))
     for name, size in zip(program.mesh_dim_names, program.mesh_shape, strict=True):
         plan[f"mesh_{name}"] = size
     return Workload(name=program.name, num_ranks=program.num_ranks, blocks=(), global_batch=batch.global_batch,
@@ -195,7 +193,7 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     check_fits(program, fabric)
     if check_memory:
         check_memory_fits(program, getattr(device, "memory_bytes", 0), f"device {getattr(device, 'name', device)!r}")
-    workload = program_workload(program, device)
+    workload = program_workload(program)
     collective_pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), lambda task: None)
     measured = None
     if getattr(compute_model, "source", "") == "measured":  # compute=measured: replay the ops on this GPU
@@ -210,7 +208,7 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
     return ProgramResult(workload=workload, settings=settings or TrainingSettings(),
                          iteration=summary, energy=energy, graph=graph, placement=placement, details=details,
-                         peak_flop_per_s=float(workload.plan.get("peak_flop_per_s", math.nan)))
+                         peak_flop_per_s=peak_of(device, workload))
 
 
 def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",

@@ -95,8 +95,11 @@ def _replicas(mesh_shape: tuple[int, ...], dim_names: tuple[str, ...], names: fr
     return math.prod(size for size, name in zip(mesh_shape, dim_names, strict=True) if name in names)
 
 
-def inferred_batch(events: Any, mesh_shape: tuple[int, ...], dim_names: tuple[str, ...]) -> StepBatch:
-    """The step's batch from its token inputs (module docstring, 3.)."""
+def inferred_batch(events: Any, mesh_shape: tuple[int, ...], dim_names: tuple[str, ...],
+                   times: Any = None) -> StepBatch:
+    """The step's batch from its token inputs (module docstring, 3.); `times` (aligned with
+    `events`, default once each) says how often each record ran: a replicated capture's replays."""
+    events = events.assign(times=1 if times is None else times)
     compute = events[(events.kind == "compute") & (events.phase == "forward")]
     lookups = compute[compute.op == "aten.embedding"]
     if lookups.empty:
@@ -104,10 +107,11 @@ def inferred_batch(events: Any, mesh_shape: tuple[int, ...], dim_names: tuple[st
     best: tuple[int, int] = (0, 0)  # (tokens, longest dimension) of the rank that embeds most
     for _, rows in lookups.groupby("rank", sort=True):
         first = rows[rows.module == rows.module.iloc[0]]
-        shapes = [shape for shape in map(_indices_shape, first.args) if shape]
-        tokens = sum(math.prod(shape) for shape in shapes)
+        shapes = [(shape, int(count)) for shape, count in zip(map(_indices_shape, first.args), first.times,
+                                                               strict=True) if shape]
+        tokens = sum(math.prod(shape) * count for shape, count in shapes)
         if tokens > best[0]:
-            best = (tokens, max(max(shape) for shape in shapes))
+            best = (tokens, max(max(shape) for shape, _ in shapes))
     tokens, longest = best
     if tokens == 0:
         return StepBatch()
@@ -118,19 +122,14 @@ def inferred_batch(events: Any, mesh_shape: tuple[int, ...], dim_names: tuple[st
     return StepBatch(max(1, round(tokens / seq)) * others, seq * sequence_split, "inferred")
 
 
-def _step_events(program: Any) -> Any:
-    """Every record of the step: a replicated capture's replays written out."""
-    replays = getattr(program, "replays", None)
-    return program.full_events() if replays is not None and len(replays) else program.events
-
-
 def step_batch(program: Any) -> StepBatch:
     """The step's batch: declared (options ``global_batch``, ``seq_len``) or inferred."""
     options = program.options or {}
     declared = int(options.get("global_batch") or 0)
     if declared and int(options.get("seq_len") or 0):
         return StepBatch(declared, int(options["seq_len"]), "declared")
-    inferred = inferred_batch(_step_events(program), program.mesh_shape, program.mesh_dim_names)
+    times = program.multiplicity() if hasattr(program, "multiplicity") else None  # replays repeat their template
+    inferred = inferred_batch(program.events, program.mesh_shape, program.mesh_dim_names, times)
     if declared:
         return StepBatch(declared, inferred.seq_len, "declared")
     return inferred

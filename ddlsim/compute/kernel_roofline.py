@@ -74,7 +74,7 @@ class KernelEfficiency:
             if not (math.isfinite(value) and value >= 0):
                 raise ConfigError(key, value, "must be finite and >= 0")
         if not isinstance(self.sm_count, int) or self.sm_count < 0:
-            raise ConfigError("sm_count", self.sm_count, "must be an integer >= 1 (0: no wave quantisation)")
+            raise ConfigError("sm_count", self.sm_count, "must be an integer >= 0 (0: no wave quantisation)")
         if not self.l2_ridge_flop_per_byte > 0:
             raise ConfigError("l2_ridge_flop_per_byte", self.l2_ridge_flop_per_byte, "must be positive")
 

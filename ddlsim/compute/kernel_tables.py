@@ -1,7 +1,7 @@
 """Published kernel throughput per device: what the kernel roofline's constants default to.
 
 Every number here is read from a public measurement, cited beside it; none is fitted to a
-validation row (docs/compute.md, "Where the constants come from").
+validation row (docs/compute.md, "Kernel classes": "Constants and their sources").
 
 GEMM: the maximum achievable matmul FLOP/s (MAMF) of large bf16 GEMMs over the dense tensor-core
 peak, from Stas Bekman's "Machine Learning Engineering Open Book", compute/accelerator, "Maximum

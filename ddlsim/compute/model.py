@@ -87,7 +87,7 @@ def kernel_efficiency(config: KernelModelConfig, device: DeviceSpec):
     from ddlsim.compute.kernel_roofline import KernelEfficiency
     from ddlsim.compute.kernel_tables import FLASH_TABLES, KERNEL_SHEETS
 
-    sheet = KERNEL_SHEETS.get(device.name, KERNEL_SHEETS["h100_sxm"])
+    sheet = KERNEL_SHEETS[device.name]  # every datasheet has its kernel sheet (tests/compute/test_kernel_tables.py)
     attention = config.attention or sheet.attention
     if attention != "none" and attention not in FLASH_TABLES:
         raise ConfigError("kernels.attention", attention, f"choose one of none, {', '.join(FLASH_TABLES)}")

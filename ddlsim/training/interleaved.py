@@ -43,13 +43,12 @@ from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import register_schedule
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.types import Workload
+from ddlsim.workload.llm.memory import interleaved_warmup
 
 # The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).
 
 
-def warmup_steps(stage: Any, stages: int, virtual: int) -> Any:
-    """Megatron's warm-up forwards of `stage`, before clipping to m v."""
-    return 2 * (stages - stage - 1) + (virtual - 1) * stages
+warmup_steps = interleaved_warmup  # Megatron's warm-up forwards of a stage, before clipping to m v
 
 
 def step_chunk(step: Any, stage: Any, stages: int, virtual: int, forward: bool) -> Any:

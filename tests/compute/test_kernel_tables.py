@@ -6,6 +6,7 @@ from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.kernel_roofline import KernelEfficiency, compute_fraction, kernel_time_s
 from ddlsim.compute.kernel_tables import FLASH_TABLES, KERNEL_SHEETS
 from ddlsim.compute.model import ComputeConfig, ComputeModel
+from ddlsim.datasheets import DATASHEETS
 from ddlsim.errors import ConfigError
 from ddlsim.types import Kernel, KernelClass
 
@@ -46,6 +47,7 @@ def test_a100_flash_plateaus_at_the_fa2_papers_fractions():
 
 
 def test_every_device_sheet_names_a_known_flash_table_and_a_fraction_in_range():
+    assert set(KERNEL_SHEETS) == set(DATASHEETS)  # every device the `device` group offers has its sheet
     for name, sheet in KERNEL_SHEETS.items():
         assert sheet.attention in (*FLASH_TABLES, "none"), name
         assert 0 < sheet.gemm <= 1 and 0 < sheet.memory <= 1, name

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from ddlsim import units
 from ddlsim.caches import PROCESS_CACHES
@@ -118,12 +119,18 @@ def _kinds(shape: DecoderShape) -> tuple[str, ...]:
     return tuple(kind for kind, count in ((DENSE, dense), (MOE, moe)) if count)
 
 
+def interleaved_warmup(stage: Any, pipeline: int, virtual_stages: int) -> Any:
+    """Megatron-Core's interleaved warm-up forwards of `stage` before clipping to m v (ints or
+    numpy arrays of stages alike; the interleaved schedule of `ddlsim.training` uses it too)."""
+    return 2 * (pipeline - stage - 1) + (virtual_stages - 1) * pipeline
+
+
 def warmup_forwards(stage: int, pipeline: int, virtual_stages: int, micro_batches: int) -> int:
     """Forwards stage `stage` runs before its first backward (Megatron-Core's schedules)."""
     total = micro_batches * virtual_stages
     if virtual_stages == 1:
         return min(pipeline - stage - 1, total)
-    return min(2 * (pipeline - stage - 1) + (virtual_stages - 1) * pipeline, total)
+    return min(interleaved_warmup(stage, pipeline, virtual_stages), total)
 
 
 def chunks_in_flight(stage: int, layout: ParallelLayout, micro_batches: int) -> int:

@@ -59,7 +59,10 @@ def main() -> None:
     parser.add_argument("--dp", type=int, default=128)
     parser.add_argument("--tp", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=0, help="warm-up steps before the recorded one")
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.cases, args.repeats, args.dp, args.tp = "tiny", 1, 2, 2
     for shape in args.cases.split(","):
         runs = [run_case(shape, args.dp, args.tp, args.warmup) for _ in range(args.repeats)]
         wall = statistics.median(run["wall_s"] for run in runs)

@@ -112,7 +112,11 @@ def main() -> None:
     parser.add_argument("--events", action="store_true", help="also time the event simulation once per case")
     parser.add_argument("--events-max-ops", type=int, default=150_000,
                         help="skip the event simulation of graphs larger than this (it takes about 10 us per op)")
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
+    cases = CASES[:2] if args.tiny else CASES
+    if args.tiny:
+        args.repeats, args.events = 2, True
     from ddlsim.registry import MODELS
     from ddlsim.training import TrainingSettings, simulate_training
     from ddlsim.workload.parallel import ParallelConfig
@@ -124,7 +128,7 @@ def main() -> None:
     header = f"{'configuration':<94} {'iteration ms':>18} {'config ms':>18} {'ops':>9}"
     print(header + ("   events s" if args.events else ""))
     medians = []
-    for case in CASES:
+    for case in cases:
         options = dict(case.model)
         model = MODELS.make(options.pop("name"), **options)
         parallel = ParallelConfig(**case.parallel)

@@ -66,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pipeline", type=int, default=14)
     parser.add_argument("--micro-batch", type=int, default=1)
+    parser.add_argument("--tiny", action="store_true", help="smoke test (it is already small: runs as usual)")
     args = parser.parse_args()
     device = make_device("h100_sxm")
     compute = make_compute("roofline", device)

@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--loads", type=float, nargs="+", default=list(FULL_LOADS))
     parser.add_argument("--localities", type=float, nargs="+", default=list(FULL_LOCALITIES))
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args(argv)
+    if args.tiny:
+        args.nodes, args.loads, args.localities = 256, args.loads[:1], args.localities[:1]
     sweep = LoadSweep(scales=(args.nodes,), loads=tuple(args.loads), localities=tuple(args.localities))
     total = len(list(sweep.points()))
     print(f"{total} points at {args.nodes} nodes, {args.jobs} process(es), Python {platform.python_version()}, "

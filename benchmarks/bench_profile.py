@@ -53,14 +53,14 @@ def bench_lookups(rows: int, tasks: int) -> None:
 
     device = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
     with tempfile.TemporaryDirectory() as directory:
-        signatures = [ShardSignature("megatron_layer", (("d_model", 64 * (1 + i)), ("seq_len", 1024)), 8)
+        signatures = [ShardSignature("megatron_layer", (("d_model", 64 * (1 + i)), ("heads", 1), ("seq_len", 1024)), 8)
                       for i in range(rows)]
         write_rows(profile_path(directory, device.profile_name, "megatron_layer"), [
             {"signature_key": s.key(), "model_kind": s.model_kind, "shape": encode_shape(s), "local_batch": "8",
              "precision": "fp16", "checkpointing": "false", "phase": "forward", "device": device.profile_name,
              "time_s": repr(1e-6 * (1 + i)), "counted_flop": repr(1e9 * (1 + i) ** 2), "counted_bytes": "1e6",
              "kernels": "20"} for i, s in enumerate(signatures)])
-        probe = [ComputeTask("t", "forward", ShardSignature("megatron_layer", (("d_model", 32 * (1 + i)),
+        probe = [ComputeTask("t", "forward", ShardSignature("megatron_layer", (("d_model", 32 * (1 + i)), ("heads", 1),
                                                                                ("seq_len", 1024)), 8),
                              flop=2.5e8 * (1 + i) ** 2, memory_bytes=1e6) for i in range(tasks)]
         config = ComputeConfig(profile_dirs=[directory], shipped_profiles=False, max_scale_ratio=0)
@@ -90,7 +90,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats, args.iterations, args.warmup, args.rows, args.tasks, args.device = 1, 1, 0, 10, 20, "cpu"
     if args.threads:
         import torch
 

@@ -114,7 +114,10 @@ def main() -> int:
     parser.add_argument("--job-repeats", type=int, default=3)
     parser.add_argument("--no-job", action="store_true", help="leave out the default job")
     parser.add_argument("--importtime", action="store_true", help="also print the costliest imports")
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.repeats, args.no_job = 1, True
 
     with tempfile.TemporaryDirectory() as scratch:
         cwd = Path(scratch)

@@ -33,12 +33,16 @@ def variants() -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args(argv)
+    ranks = 64 if args.tiny else RANKS
+    if args.tiny:
+        args.repeats = 1
     tracemalloc.start()
     print(f"{'fabric':30} {'algorithm':14} {'op':15} {'median ms':>10} {'time_s':>12}")
     for label, fabric in variants().items():
         started = time.perf_counter()
-        fabric.shard(RANKS)
+        fabric.shard(ranks)
         print(f"{label:30} {'(shard build)':14} {'':15} {1e3 * (time.perf_counter() - started):10.1f}")
         for algorithm in ALGORITHMS:
             for op in OPS:
@@ -48,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                         clear_caches()
                         estimator = CollectiveEstimator(fabric, algorithm)
                         started = time.perf_counter()
-                        result = estimator.estimate(op, 10**9, num_ranks=RANKS)
+                        result = estimator.estimate(op, 10**9, num_ranks=ranks)
                         samples.append(time.perf_counter() - started)
                 except InfeasibleError as error:
                     print(f"{label:30} {algorithm:14} {op:15} {'-':>10}  ({str(error)[:60]})")

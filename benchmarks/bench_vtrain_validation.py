@@ -1,6 +1,6 @@
 """Time to simulate the measured A100 runs of ../shared/validation/vtrain (scripts/validate_vtrain.py).
 
-    python benchmarks/bench_vtrain_validation.py [--repeats 3]
+    python benchmarks/bench_vtrain_validation.py [DATA_DIR] [--repeats 3] [--tiny]
 
 Prints the median wall time of simulating all single-node rows, all multi-node rows and all
 1,549 rows (each repeat builds a fresh setup, so no collective or compute price is cached
@@ -12,26 +12,24 @@ micro-batches, priced once before). Target (issue 15): all 1,549 rows in 3 s or 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
-import sys
 from pathlib import Path
 
 from timing import timed
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "validate_vtrain.py"
-spec = importlib.util.spec_from_file_location("validate_vtrain", SCRIPT)
-validate = importlib.util.module_from_spec(spec)
-sys.modules.setdefault("validate_vtrain", validate)
-spec.loader.exec_module(validate)
+from ddlsim.validation import vtrain as validate  # scripts/validate_vtrain.py only calls its main()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data_dir", nargs="?", type=Path, default=validate.DEFAULT_DATA)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
     rows = validate.load_rows(args.data_dir)
+    if args.tiny:  # a few rows of each scale, the largest pipeline included
+        rows = rows.sort_values("pp", kind="stable").groupby("scale", sort=False).tail(3)
+        args.repeats = 1
     validate.simulate_rows(rows.head(2), validate.build_setup())  # imports, outside the timings
     times = timed(lambda: validate.simulate_rows(rows, validate.build_setup()), args.repeats)
     print(f"all: {len(rows)} rows, median {statistics.median(times):.2f} s ({min(times):.2f} to {max(times):.2f} s)")

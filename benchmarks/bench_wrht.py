@@ -56,7 +56,10 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, nargs="*", default=[1024, 4096, 65536])
     parser.add_argument("--algorithms", nargs="*", default=list(ALGORITHMS))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
+    if args.tiny:
+        args.nodes, args.algorithms, args.repeats = [64], ["ring", "best"], 1
     load_all()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"all_reduce of 100 MB on optical_ring (64 wavelengths, optical budget off); median of {args.repeats}; "

@@ -4,10 +4,12 @@ micro-batch 1, 16M tokens a step; sequences of 8,192 on 8,192 and 16,384 GPUs an
 CP 16 on 16,384. Prints model states, activations and total of the first, a middle and the last
 stage for 1F1B and interleaved schedules, with and without recompute, against an 80 GiB H100.
 
-    python benchmarks/memory_llama3_405b.py
+    python benchmarks/memory_llama3_405b.py [--tiny]
 """
 
 from __future__ import annotations
+
+import argparse
 
 import ddlsim.workload.models  # noqa: F401  (registers model=hf)
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
@@ -21,11 +23,14 @@ GB = 1e9
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiny", action="store_true", help="smoke test: the first plan only")
+    plans = PLANS[:1] if parser.parse_args().tiny else PLANS
     device = DeviceSpec.from_config(DeviceConfig(name="h100_sxm")).memory_bytes
     print(f"H100 memory: {device / GB:.1f} GB (80 GiB); GB = 10^9 bytes; states / activations / total per GPU")
     print(f"{'seq':>7} {'CP':>3} {'GPUs':>6} {'m':>3} {'v':>2} {'recompute':<9} {'stages':<9} "
           f"{'stage 0':>18} {'stage 1':>18} {'stage 15':>18} {'fits':>5}")
-    for seq, cp, gpus in PLANS:
+    for seq, cp, gpus in plans:
         model = MODELS.make("hf", config="llama3_405b", precision="bf16", seq_len=seq,
                             global_batch=TOKENS_PER_BATCH // seq)
         for v in (1, 2, 4, 8):

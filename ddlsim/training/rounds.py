@@ -26,6 +26,7 @@ cool-down plus one or two periods, whatever m is; a warm-up clipped by few micro
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,38 +54,52 @@ class _Tables:
         self.stages, self.virtual, self.micro, self.records = p, v, micro, records
         self.costs = {key: np.vstack([value, np.zeros((1, p))]).ravel() for key, value in costs.items()}  # v: none
         self.warmup = warmup_steps(np.arange(p), p, v)
-        split = np.nonzero(separate_backward_receive(np.arange(p), micro * v - 1, p, v, micro))[0]
-        self.split = int(split[0]) if len(split) else None  # w_s = N: slot N - 1, round N - 1 + s
 
     def build(self, first: int, count: int) -> tuple:
-        p, v, n = self.stages, self.virtual, self.micro * self.virtual
-        stage = np.arange(p)
-        slot = np.arange(first, first + count)[:, None] - stage
-        back = slot - self.warmup
-        group_f, group_b = _groups(slot, p, v, n, True), _groups(back, p, v, n, False)  # v: no step
-        send_next = (group_f < v) & ((group_f != v - 1) | (stage != p - 1))  # the last chunk sends nothing on
-        send_prev = (group_b < v) & ((group_b != 0) | (stage != 0))  # nor does chunk 0 back
-        at_f, at_b = group_f * p + stage, group_b * p + stage  # flat [group, stage] indices
+        at_f, at_b, send_next, send_prev, peers, record_rows, splits = _structure(
+            self.stages, self.virtual, self.micro, first, count, self.records)
         costs = self.costs
         cost_f = costs["F"].take(at_f)
-        cost, sends = np.zeros((count, p + 1)), np.zeros((count, p + 1))
-        np.add(cost_f, costs["B"].take(at_b), out=cost[:, :p])
-        np.add(costs["tB"].take(at_b) * send_prev, costs["tF"].take(at_f) * send_next, out=sends[:, :p])
-        peers = np.full((4, count, p + 1), p)  # to_prev, to_next, from_prev, from_next; p: nobody
-        up, down = (stage - 1) % p, (stage + 1) % p
-        for row, (mask, neighbour) in enumerate(((send_prev, up), (send_next, down), (send_next[:, up], up),
-                                                 (send_prev[:, down], down))):
-            np.copyto(peers[row, :, :p], neighbour, where=mask)
+        cost, sends = np.zeros((count, self.stages + 1)), np.zeros((count, self.stages + 1))
+        np.add(cost_f, costs["B"].take(at_b), out=cost[:, :-1])
+        np.add(costs["tB"].take(at_b) * send_prev, costs["tF"].take(at_f) * send_next, out=sends[:, :-1])
         records: list = [None] * count  # where the last micro-batch's backward bodies start
-        if self.records and first + count - 1 >= n - 1:  # the last micro-batch's backwards come after N - 2
-            rounds, stages = np.nonzero((group_b < v) & (back >= n - p * v) & (back % p == p - 1))
-            for k, begin, end in _runs(rounds):
-                rows = stages[begin:end]
-                records[k] = (rows, group_b[k, rows], cost_f[k, rows])
-        splits: list = [None] * count  # the stage whose recv_backward is a call of its own
-        if self.split is not None and first <= n - 1 + self.split < first + count:
-            splits[n - 1 + self.split - first] = self.split
-        return cost, peers[0], peers[1], sends, peers[2], peers[3], records, splits
+        for k, rows, groups in record_rows:
+            records[k] = (rows, groups, cost_f[k, rows])
+        return cost, peers[0], peers[1], sends, peers[2], peers[3], records, list(splits)
+
+
+@functools.lru_cache(maxsize=64)
+def _structure(p: int, v: int, micro: int, first: int, count: int, records: bool) -> tuple:
+    """What rounds first .. first + count - 1 look like whatever the costs: the flat [group, stage]
+    index of every stage's forward and backward step (v p + stage where it has none), which
+    hand-overs it sends, its peers (`_Tables`), the rounds that start a last micro-batch's backward
+    and the round of a separate ``recv_backward``. Cached: the pipelines of a sweep share shapes."""
+    n = micro * v
+    stage = np.arange(p)
+    warmup = warmup_steps(stage, p, v)
+    slot = np.arange(first, first + count)[:, None] - stage
+    back = slot - warmup
+    group_f, group_b = _groups(slot, p, v, n, True), _groups(back, p, v, n, False)  # v: no step
+    send_next = (group_f < v) & ((group_f != v - 1) | (stage != p - 1))  # the last chunk sends nothing on
+    send_prev = (group_b < v) & ((group_b != 0) | (stage != 0))  # nor does chunk 0 back
+    at_f, at_b = group_f * p + stage, group_b * p + stage  # flat [group, stage] indices
+    peers = np.full((4, count, p + 1), p)  # to_prev, to_next, from_prev, from_next; p: nobody
+    up, down = (stage - 1) % p, (stage + 1) % p
+    for row, (mask, neighbour) in enumerate(((send_prev, up), (send_next, down), (send_next[:, up], up),
+                                             (send_prev[:, down], down))):
+        np.copyto(peers[row, :, :p], neighbour, where=mask)
+    record_rows = []
+    if records and first + count - 1 >= n - 1:  # the last micro-batch's backwards come after N - 2
+        rounds, stages = np.nonzero((group_b < v) & (back >= n - p * v) & (back % p == p - 1))
+        record_rows = [(k, stages[begin:end], group_b[k, stages[begin:end]]) for k, begin, end in _runs(rounds)]
+    splits: list = [None] * count  # the stage whose recv_backward is a call of its own
+    split = np.nonzero(separate_backward_receive(stage, n - 1, p, v, micro))[0]
+    if len(split) and first <= n - 1 + int(split[0]) < first + count:  # w_s = N: slot N - 1, round N - 1 + s
+        splits[n - 1 + int(split[0]) - first] = int(split[0])
+    for array in (at_f, at_b, send_next, send_prev, peers):
+        array.flags.writeable = False
+    return at_f, at_b, send_next, send_prev, peers, tuple(record_rows), tuple(splits)
 
 
 def _groups(steps: np.ndarray, stages: int, virtual: int, n: int, forward: bool) -> np.ndarray:

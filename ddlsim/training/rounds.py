@@ -26,13 +26,16 @@ cool-down plus one or two periods, whatever m is; a warm-up clipped by few micro
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.training.closed_form import PERIODIC_TOLERANCE
 from ddlsim.training.interleaved import last_slot, separate_backward_receive, warmup_steps
+
+# Round structures kept (about 1 MB each at 64 stages x 2 virtual stages).
+STRUCTURES_KEPT = 16
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,9 @@ class _Tables:
         self.warmup = warmup_steps(np.arange(p), p, v)
 
     def build(self, first: int, count: int) -> tuple:
-        at_f, at_b, send_next, send_prev, peers, record_rows, splits = _structure(
-            self.stages, self.virtual, self.micro, first, count, self.records)
+        key = (self.stages, self.virtual, self.micro, first, count, self.records)
+        at_f, at_b, send_next, send_prev, peers, record_rows, splits = PROCESS_CACHES.memo(
+            "interleaved round structure", STRUCTURES_KEPT).get_or_make(key, lambda: _structure(*key))
         costs = self.costs
         cost_f = costs["F"].take(at_f)
         cost, sends = np.zeros((count, self.stages + 1)), np.zeros((count, self.stages + 1))
@@ -69,12 +73,11 @@ class _Tables:
         return cost, peers[0], peers[1], sends, peers[2], peers[3], records, list(splits)
 
 
-@functools.lru_cache(maxsize=64)
 def _structure(p: int, v: int, micro: int, first: int, count: int, records: bool) -> tuple:
     """What rounds first .. first + count - 1 look like whatever the costs: the flat [group, stage]
     index of every stage's forward and backward step (v p + stage where it has none), which
     hand-overs it sends, its peers (`_Tables`), the rounds that start a last micro-batch's backward
-    and the round of a separate ``recv_backward``. Cached: the pipelines of a sweep share shapes."""
+    and the round of a separate ``recv_backward``. Kept per shape: the pipelines of a sweep share them."""
     n = micro * v
     stage = np.arange(p)
     warmup = warmup_steps(stage, p, v)

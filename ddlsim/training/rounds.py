@@ -34,6 +34,7 @@ from ddlsim.caches import PROCESS_CACHES
 from ddlsim.training.closed_form import PERIODIC_TOLERANCE
 from ddlsim.training.interleaved import last_slot, separate_backward_receive, warmup_steps
 
+FORWARD, BACKWARD, BOTH = 1, 2, 3  # the hand-overs a round sends: activations, gradients, both
 # Round structures kept (about 1 MB each at 64 stages x 2 virtual stages).
 STRUCTURES_KEPT = 16
 
@@ -60,7 +61,7 @@ class _Tables:
 
     def build(self, first: int, count: int) -> tuple:
         key = (self.stages, self.virtual, self.micro, first, count, self.records)
-        at_f, at_b, send_next, send_prev, peers, record_rows, splits = PROCESS_CACHES.memo(
+        at_f, at_b, send_next, send_prev, peers, record_rows, splits, sides = PROCESS_CACHES.memo(
             "interleaved round structure", STRUCTURES_KEPT).get_or_make(key, lambda: _structure(*key))
         costs = self.costs
         cost_f = costs["F"].take(at_f)
@@ -70,7 +71,7 @@ class _Tables:
         records: list = [None] * count  # where the last micro-batch's backward bodies start
         for k, rows, groups in record_rows:
             records[k] = (rows, groups, cost_f[k, rows])
-        return cost, peers[0], peers[1], sends, peers[2], peers[3], records, list(splits)
+        return cost, peers[0], peers[1], sends, peers[2], peers[3], records, list(splits), sides
 
 
 def _structure(p: int, v: int, micro: int, first: int, count: int, records: bool) -> tuple:
@@ -102,7 +103,8 @@ def _structure(p: int, v: int, micro: int, first: int, count: int, records: bool
         splits[n - 1 + int(split[0]) - first] = int(split[0])
     for array in (at_f, at_b, send_next, send_prev, peers):
         array.flags.writeable = False
-    return at_f, at_b, send_next, send_prev, peers, tuple(record_rows), tuple(splits)
+    sides = tuple(int(value) for value in send_next.any(axis=1) + 2 * send_prev.any(axis=1))  # FORWARD | BACKWARD
+    return at_f, at_b, send_next, send_prev, peers, tuple(record_rows), tuple(splits), sides
 
 
 def _groups(steps: np.ndarray, stages: int, virtual: int, n: int, forward: bool) -> np.ndarray:
@@ -149,11 +151,17 @@ def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send
 
     def run(table: tuple, trace: int | None = None, keep: bool = False) -> None:
         x = state[0]
-        for cost, to_prev, to_next, sends, from_prev, from_next, record, split in zip(*table, strict=True):
+        for cost, to_prev, to_next, sends, from_prev, from_next, record, split, side in zip(*table, strict=True):
             arrive = x + cost
-            end = np.maximum(arrive, arrive[to_prev])
-            np.maximum(end, arrive[to_next], out=end)
-            end += sends
+            if side == BOTH:
+                end = np.maximum(arrive, arrive[to_prev])
+                np.maximum(end, arrive[to_next], out=end)
+                end += sends
+            elif side:  # one direction: the other's peers are all the sentinel (-inf)
+                end = np.maximum(arrive, arrive[to_next if side == FORWARD else to_prev])
+                end += sends
+            else:
+                end = arrive
             if split is not None and to_prev[split + 1] == split:  # s + 1 waits for s's first call
                 t = split + 1
                 posted = max(end[split], end[from_prev[split]])
@@ -162,8 +170,13 @@ def interleaved_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send
                 starts[record[0], record[1]] = x[record[0]] + record[2]
             if trace is not None:
                 intervals.extend(((x[trace], arrive[trace]), (end[trace] - sends[trace], end[trace])))
-            x = np.maximum(end, end[from_prev])
-            np.maximum(x, end[from_next], out=x)
+            if side == BOTH:
+                x = np.maximum(end, end[from_prev])
+                np.maximum(x, end[from_next], out=x)
+            elif side:
+                x = np.maximum(end, end[from_prev if side == FORWARD else from_next])
+            else:
+                x = end
             if keep:
                 history.append(x)
         state[0] = x

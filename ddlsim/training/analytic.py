@@ -116,10 +116,9 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
     if not pipeline.supported():
         return None
     p, m = pipeline.stages, pipeline.micro
-    stream = np.array([m * sum(pipeline.costs.forward[c].duration_s + pipeline.costs.backward[c].duration_s
-                               for c in pipeline.stage_chunks(s)) for s in range(p)])
-    compute = np.array([m * sum(pipeline.costs.forward[c].compute_s + pipeline.costs.backward[c].compute_s
-                                for c in pipeline.stage_chunks(s)) for s in range(p)])
+    pairs = tuple(zip(pipeline.costs.forward, pipeline.costs.backward, strict=True))  # chunk g p + s: row g
+    stream = m * np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
+    compute = m * np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
     busy = compute + tail_compute(pipeline.steps.tail, pricer, p)
     focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
     end, last_backward, intervals = pipeline.ends(focus)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ddlsim.training.closed_form import one_f_one_b_ends
 from ddlsim.training.interleaved import interleaved_schedule
+from ddlsim.training.overlapped import overlapped_ends
 from ddlsim.training.pipeline import micro_batches, one_f_one_b_schedule, split_steps, virtual_stages
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.rounds import interleaved_ends
@@ -51,6 +52,7 @@ class _Pipeline:
         self.overlap = settings.overlap is Overlap.DP_BACKWARD
         self.bucket_size_bytes = settings.bucket_size_bytes
         self.expanded: dict[int, tuple] = {}  # id(StepCost) -> StepCost.expanded(pricer)
+        self.focus_busy_s: float | None = None  # overlap_p2p_comm: the focus stage's busy pipeline time
         if self.overlap:
             for cost in self.costs.backward:
                 if id(cost) not in self.expanded:
@@ -61,7 +63,7 @@ class _Pipeline:
 
     def supported(self) -> bool:
         p, v, m = self.stages, self.virtual, self.micro
-        if m < 1 or (v > 1 and (m % p or self.p2p_overlap)):
+        if m < 1 or (v > 1 and (m % p or (self.p2p_overlap and self.overlap))):
             return False
         if v > 1:  # the schedule sends nothing from the last chunk's forward or chunk 0's backward
             return not (self.costs.forward[-1].send_ops or self.costs.backward[0].send_ops)
@@ -92,6 +94,12 @@ class _Pipeline:
                                    table(backward, "lag_s")[0], self.micro)
             starts = end - durations
             return end, starts[:, None], [(float(starts[trace]), float(end[trace]))] if self.overlap else []
+        if self.p2p_overlap:
+            ends = overlapped_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
+                                   table(backward, "send_s"), table(forward, "send_ops") > 0,
+                                   table(backward, "send_ops") > 0, self.micro, trace)
+            self.focus_busy_s = ends.busy_s if ends.last_send_end_s <= ends.end_s[trace] else None
+            return ends.end_s, np.full((p, v), np.nan), []
         result = interleaved_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
                                   table(backward, "send_s"), self.micro, trace if self.overlap else None,
                                   record_starts=self.overlap)
@@ -122,6 +130,10 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
     busy = compute + tail_compute(pipeline.steps.tail, pricer, p)
     focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
     end, last_backward, intervals = pipeline.ends(focus)
+    if pipeline.p2p_overlap and pipeline.virtual > 1:
+        if pipeline.focus_busy_s is None:  # a send of the focus stage may overlap its tail
+            return None
+        stream[focus] = pipeline.focus_busy_s  # its sends overlap its steps
     tail = run_tail(workload, pricer, pipeline, end, last_backward, focus, intervals)
     return _summary(pipeline, tail, busy, stream, focus if p > 1 else None)
 

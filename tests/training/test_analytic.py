@@ -145,6 +145,19 @@ def test_closed_form_equals_the_event_simulation(seed, stages, virtual, micro_fa
     assert_same(analytic, events)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), stages=st.integers(2, 6), virtual=st.sampled_from([2, 3, 4]),
+       micro_factor=st.integers(1, 12), alpha=st.sampled_from([0.0, 0.25]))
+def test_overlapped_exchanges_equal_the_event_simulation(seed, stages, virtual, micro_factor, alpha):
+    """``overlap_p2p_comm``: sends on each stage's p2p stream, overlapping its steps (`overlapped.py`)."""
+    rng = random.Random(seed)
+    workload = random_pipeline(rng, stages, virtual, micro_factor * stages)
+    pricer = Pricer(AlphaBeta(alpha_s=alpha, bytes_per_s=rng.choice([1.0, 3.0]), reduction_share=0.25), FlopTimer())
+    analytic, events = both(workload, pricer, TrainingSettings(overlap_p2p_comm=True))
+    assert analytic is not None
+    assert_same(analytic, events)
+
+
 @pytest.mark.parametrize(("stages", "virtual", "micro"), [(4, 1, 64), (8, 1, 200), (3, 2, 60), (4, 3, 48),
                                                           (6, 1, 6), (5, 2, 20)])
 @pytest.mark.parametrize("overlap", [Overlap.NONE, Overlap.DP_BACKWARD])

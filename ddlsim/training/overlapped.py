@@ -1,0 +1,187 @@
+"""The interleaved 1F1B pipeline with ``training.overlap_p2p_comm`` true, stepped a round at a
+time, all stages at once: `exchanges._overlapped_round` with each stage's waits kept as times.
+
+Per stage: S, when its compute stream is free; Q, when its ``stage<s>_p2p`` stream is free;
+`pending`, what its next op waits for; `recv[F/B]`, a posted receive the next step of that kind
+waits for; `sent[F/B]`, a posted send it waits for one slot later (-inf: nothing). A round runs
+two halves, forwards then backwards. In a half every stage with a step of that kind starts it at
+max(S, pending, recv) and frees its stream after the step's body; then every stage posts
+(max(pending, S)), and a stage that hands over starts its send on its p2p stream at max(Q, both
+sides' posts), or, without a send task, hands over at that time. A receiver in the steady state
+(or, for a gradient, one ending its warm-up) waits for it with its next step of that kind; any
+other waits for it with its next op. A sender in the steady state waits for its previous send of
+that kind now, others for the send just made. A stage's pipeline ends at max(S, pending, its last
+gradient send). Laying out every op (`exchanges.py`) gives the same times; the rounds cost
+O(p) vector operations each, and the steady middle is skipped as in `rounds.py` once a period
+has shifted every time equally. `busy_s` is the union of the traced stage's step bodies and
+sends, which overlap here (its bubble is the rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsim.training.closed_form import PERIODIC_TOLERANCE
+from ddlsim.training.interleaved import last_slot, warmup_steps
+
+NONE = -np.inf
+FIELDS = ("S", "Q", "pending", "recvF", "recvB", "sentF", "sentB")
+
+
+@dataclass(frozen=True)
+class OverlappedEnds:
+    end_s: np.ndarray  # each stage's pipeline end: what its first tail op waits for
+    busy_s: float  # the traced stage's busy time (union of its bodies and sends)
+    last_send_end_s: float  # the traced stage's last send end (it may overlap its tail)
+
+
+class _Rounds:
+    """What every stage does in each round, whatever the costs (`interleaved.py`'s numbering)."""
+
+    def __init__(self, costs: dict[str, np.ndarray], has_send: dict[str, np.ndarray], micro: int) -> None:
+        v, p = costs["F"].shape
+        self.p, self.v, self.m, self.n = p, v, micro, micro * v
+        self.stage = np.arange(p)
+        self.warmup = warmup_steps(self.stage, p, v)
+        self.costs = {key: value.ravel() for key, value in costs.items()}  # [group, stage] flat
+        self.has_send = {key: value.ravel() for key, value in has_send.items()}
+
+    def at(self, round_index: int) -> tuple:
+        p, v, n, stage = self.p, self.v, self.n, self.stage
+        slot = round_index - stage
+        back = slot - self.warmup
+        has_f, has_b = (slot >= 0) & (slot < n), (back >= 0) & (back < n)
+        group_f = np.where(has_f, (slot // p) % v, 0)
+        group_b = np.where(has_b, v - 1 - (back // p) % v, 0)
+        send_next = has_f & ((group_f != v - 1) | (stage != p - 1))
+        send_prev = has_b & ((group_b != 0) | (stage != 0))
+        at_f, at_b = group_f * p + stage, group_b * p + stage
+        steady = has_f & has_b
+        ending_warmup = has_f & ~has_b & (slot == self.warmup - 1) & (self.warmup - 1 < n - 1)
+        return (has_f, has_b, steady, ending_warmup, send_next, send_prev,
+                self.costs["F"].take(at_f), self.costs["B"].take(at_b), self.costs["tF"].take(at_f),
+                self.costs["tB"].take(at_b), self.has_send["F"].take(at_f), self.has_send["B"].take(at_b))
+
+
+def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_s: np.ndarray,
+                    backward_send_s: np.ndarray, forward_sends: np.ndarray, backward_sends: np.ndarray,
+                    micro_batches: int, trace_stage: int) -> OverlappedEnds:
+    """Bodies, send times and whether a step has send tasks, indexed [group, stage]; m a multiple of p."""
+    costs = {"F": forward_s, "B": backward_s, "tF": forward_send_s, "tB": backward_send_s}
+    costs = {key: np.asarray(value, dtype=float) for key, value in costs.items()}
+    rounds = _Rounds(costs, {"F": np.asarray(forward_sends, bool), "B": np.asarray(backward_sends, bool)},
+                     micro_batches)
+    p, v, n = rounds.p, rounds.v, rounds.n
+    period = p * v
+    last_round = last_slot(0, p, v, micro_batches)
+    steady_first, steady_last = int(rounds.warmup[0]), n - 2
+    state = {name: np.full(p, NONE) for name in FIELDS}
+    state["S"], state["Q"] = np.zeros(p), np.zeros(p)
+    intervals: list[tuple[int, float, float]] = []  # (round, start, end) of the traced stage's ops
+    history: list[dict] = []
+    round_index = 0
+    while round_index <= last_round:
+        if steady_first <= round_index <= steady_last and round_index - steady_first >= period and \
+                (round_index - steady_first) % p == 0:
+            jumped = _skip(state, history, round_index, steady_first, steady_last, period)
+            if jumped is not None:
+                shift, seen, skipped = jumped
+                intervals += _shifted(intervals, round_index, skipped, period, shift)
+                round_index = steady_last + 1
+                continue
+        if steady_first <= round_index <= steady_last:
+            history.append({name: value.copy() for name, value in state.items()})
+        _round(state, rounds.at(round_index), p, trace_stage, round_index, intervals)
+        round_index += 1
+    end = np.maximum(np.maximum(state["S"], state["pending"]), state["sentB"])
+    busy, last_send = _union(intervals)
+    return OverlappedEnds(end, busy, last_send)
+
+
+def _round(state: dict, table: tuple, p: int, trace: int, round_index: int, intervals: list) -> None:
+    has_f, has_b, steady, ending_warmup, send_next, send_prev, body_f, body_b, t_f, t_b, op_f, op_b = table
+    for kind, has, sends, body, time_s, has_op, direction in (("F", has_f, send_next, body_f, t_f, op_f, 1),
+                                                               ("B", has_b, send_prev, body_b, t_b, op_b, -1)):
+        recv, sent = state["recv" + kind], state["sent" + kind]
+        start = np.maximum(np.maximum(state["S"], state["pending"]), recv)
+        state["S"] = np.where(has, start + body, state["S"])
+        state["pending"] = np.where(has, NONE, state["pending"])
+        recv[has] = NONE
+        if has[trace]:
+            intervals.append((round_index, float(start[trace]), float(state["S"][trace])))
+        posted = np.maximum(state["pending"], state["S"])
+        peer = (np.arange(p) + direction) % p
+        deps = np.maximum(posted, posted[peer])
+        send_start = np.maximum(state["Q"], deps)
+        transfer = sends & has_op
+        state["Q"] = np.where(transfer, send_start + time_s, state["Q"])
+        done = np.where(transfer, state["Q"], deps)
+        if transfer[trace]:
+            intervals.append((round_index, float(send_start[trace]), float(state["Q"][trace])))
+        senders = np.flatnonzero(sends)
+        receivers = peer[senders]
+        asynchronous = steady[receivers] | (ending_warmup[receivers] if kind == "B" else False)
+        recv[receivers[asynchronous]] = done[senders[asynchronous]]
+        waiting = receivers[~asynchronous]
+        state["pending"][waiting] = np.maximum(state["pending"][waiting], done[senders[~asynchronous]])
+        blocking = sends & ~steady
+        state["pending"] = np.where(steady, np.maximum(state["pending"], sent),
+                                    np.where(blocking, np.maximum(state["pending"], done), state["pending"]))
+        state["sent" + kind] = np.where(steady, np.where(sends, done, NONE), sent)
+
+
+def _skip(state: dict, history: list, round_index: int, steady_first: int, steady_last: int,
+          period: int) -> tuple[float, int, int] | None:
+    """If the last period shifted every finite time by one amount c (and left -inf alone), jump
+    to the end of the middle; return (c, the seen round it repeats, rounds skipped)."""
+    done = round_index - steady_first
+    before = history[done - period]
+    shifts = []
+    for name, now in state.items():
+        finite = np.isfinite(now)
+        if not np.array_equal(finite, np.isfinite(before[name])):
+            return None
+        shifts.append(now[finite] - before[name][finite])
+    moved = np.concatenate(shifts)
+    scale = max(float(np.max(np.abs(state["S"]))), 1.0)
+    if not len(moved) or moved.max() - moved.min() > PERIODIC_TOLERANCE * scale:
+        return None
+    shift = float(shifts[0][-1])  # S is always finite
+    target = steady_last + 1 - steady_first
+    seen = done - period + (target - (done - period)) % period
+    source = history[seen] if seen < len(history) else state
+    for name in FIELDS:
+        state[name] = source[name] + (target - seen) // period * shift
+    return shift, seen, target - done
+
+
+def _shifted(intervals: list, first_skipped: int, skipped: int, period: int, shift: float) -> list:
+    """The traced stage's ops in the skipped rounds: those of the round a whole number of periods
+    before, moved by that many shifts."""
+    recorded = np.array([item for item in intervals if first_skipped - period <= item[0] < first_skipped])
+    if not len(recorded) or skipped <= 0:
+        return []
+    offset = recorded[:, 0] - (first_skipped - period)
+    periods = np.arange(-(-skipped // period))[:, None]
+    k = offset[None, :] + periods * period
+    moved = (periods + 1) * shift + np.zeros_like(k)
+    keep = k < skipped
+    rows = np.stack([first_skipped + k[keep], recorded[:, 1][None, :].repeat(len(periods), 0)[keep] + moved[keep],
+                     recorded[:, 2][None, :].repeat(len(periods), 0)[keep] + moved[keep]], axis=1)
+    return [tuple(row) for row in rows]
+
+
+def _union(intervals: list) -> tuple[float, float]:
+    """Total length covered by the intervals, and the latest end."""
+    if not intervals:
+        return 0.0, NONE
+    array = np.array([(start, end) for _, start, end in intervals if end > start])
+    if not len(array):
+        return 0.0, max(end for _, _, end in intervals)
+    array = array[np.argsort(array[:, 0], kind="stable")]
+    reach = np.maximum.accumulate(array[:, 1])
+    previous = np.concatenate(([NONE], reach[:-1]))
+    busy = np.clip(array[:, 1] - np.maximum(array[:, 0], previous), 0.0, None).sum()
+    return float(busy), float(array[:, 1].max())

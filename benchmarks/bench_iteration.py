@@ -1,6 +1,6 @@
 """Time of one analytic training iteration, per configuration, next to Calculon's.
 
-    python benchmarks/bench_iteration.py [--repeats 20] [--events]
+    python benchmarks/bench_iteration.py [--repeats 20] [--events] [--overlap-p2p-comm] [--tiny]
 
 Configurations: GPT rows in the style of Megatron-LM's Table 1 (Narayanan et al. 2021: 145.6 B,
 310.1 B, 529.6 B and 1,008 B with their TP 8 x PP degrees, 1F1B and interleaved), the 1 T model at
@@ -112,6 +112,8 @@ def main() -> None:
     parser.add_argument("--events", action="store_true", help="also time the event simulation once per case")
     parser.add_argument("--events-max-ops", type=int, default=150_000,
                         help="skip the event simulation of graphs larger than this (it takes about 10 us per op)")
+    parser.add_argument("--overlap-p2p-comm", action="store_true",
+                        help="time the interleaved rows with training.overlap_p2p_comm (Megatron-LM's default)")
     parser.add_argument("--tiny", action="store_true", help="smoke-test sizes: checks that the script runs")
     args = parser.parse_args()
     cases = CASES[:2] if args.tiny else CASES
@@ -122,7 +124,8 @@ def main() -> None:
     from ddlsim.workload.parallel import ParallelConfig
 
     bench = Bench()
-    settings, events = TrainingSettings(), TrainingSettings(engine="events")
+    settings = TrainingSettings(overlap_p2p_comm=args.overlap_p2p_comm)
+    events = TrainingSettings(engine="events", overlap_p2p_comm=args.overlap_p2p_comm)
     print(f"Calculon: {CALCULON_MS_PER_CONFIG} ms per configuration (measured by the author of issue 15 on this "
           "machine; quoted, not measured here)\n")
     header = f"{'configuration':<94} {'iteration ms':>18} {'config ms':>18} {'ops':>9}"

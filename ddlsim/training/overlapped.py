@@ -38,7 +38,8 @@ class OverlappedEnds:
 
 
 class _Rounds:
-    """What every stage does in each round, whatever the costs (`interleaved.py`'s numbering)."""
+    """What every stage does in each round, whatever the costs (`interleaved.py`'s numbering),
+    built p rounds at a time."""
 
     def __init__(self, costs: dict[str, np.ndarray], has_send: dict[str, np.ndarray], micro: int) -> None:
         v, p = costs["F"].shape
@@ -47,10 +48,17 @@ class _Rounds:
         self.warmup = warmup_steps(self.stage, p, v)
         self.costs = {key: value.ravel() for key, value in costs.items()}  # [group, stage] flat
         self.has_send = {key: value.ravel() for key, value in has_send.items()}
+        self.block: tuple = ()
+        self.first = 0
 
     def at(self, round_index: int) -> tuple:
+        if not self.block or not self.first <= round_index < self.first + self.p:
+            self.first, self.block = round_index, self._build(round_index, self.p)
+        return self.block[round_index - self.first]
+
+    def _build(self, first: int, count: int) -> list:
         p, v, n, stage = self.p, self.v, self.n, self.stage
-        slot = round_index - stage
+        slot = np.arange(first, first + count)[:, None] - stage
         back = slot - self.warmup
         has_f, has_b = (slot >= 0) & (slot < n), (back >= 0) & (back < n)
         group_f = np.where(has_f, (slot // p) % v, 0)
@@ -60,9 +68,16 @@ class _Rounds:
         at_f, at_b = group_f * p + stage, group_b * p + stage
         steady = has_f & has_b
         ending_warmup = has_f & ~has_b & (slot == self.warmup - 1) & (self.warmup - 1 < n - 1)
-        return (has_f, has_b, steady, ending_warmup, send_next, send_prev,
-                self.costs["F"].take(at_f), self.costs["B"].take(at_b), self.costs["tF"].take(at_f),
-                self.costs["tB"].take(at_b), self.has_send["F"].take(at_f), self.has_send["B"].take(at_b))
+        halves = []
+        for has, sends, at, kind, direction, receiving in ((has_f, send_next, at_f, "F", 1, steady),
+                                                             (has_b, send_prev, at_b, "B", -1, steady | ending_warmup)):
+            incoming = np.roll(sends, direction, axis=1)  # stage s + direction receives what s sends
+            waits_async = incoming & receiving
+            halves.append((has, sends, self.costs[kind].take(at), self.costs["t" + kind].take(at),
+                           sends & self.has_send[kind].take(at), incoming & ~waits_async, waits_async,
+                           sends & ~steady, has.any(axis=1), sends.any(axis=1)))
+        return [(tuple(part[k] for part in halves[0]), tuple(part[k] for part in halves[1]), steady[k])
+                for k in range(count)]
 
 
 def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_s: np.ndarray,
@@ -80,62 +95,64 @@ def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_
     state = {name: np.full(p, NONE) for name in FIELDS}
     state["S"], state["Q"] = np.zeros(p), np.zeros(p)
     intervals: list[tuple[int, float, float]] = []  # (round, start, end) of the traced stage's ops
+    skipped_intervals = np.empty((0, 3))
     history: list[dict] = []
+    peers = {1: (rounds.stage + 1) % p, -1: (rounds.stage - 1) % p}  # the stage one up / one down
     round_index = 0
     while round_index <= last_round:
         if steady_first <= round_index <= steady_last and round_index - steady_first >= period and \
                 (round_index - steady_first) % p == 0:
             jumped = _skip(state, history, round_index, steady_first, steady_last, period)
             if jumped is not None:
-                shift, seen, skipped = jumped
-                intervals += _shifted(intervals, round_index, skipped, period, shift)
+                shift, skipped = jumped
+                skipped_intervals = _shifted(intervals, round_index, skipped, period, shift)
                 round_index = steady_last + 1
                 continue
         if steady_first <= round_index <= steady_last:
-            history.append({name: value.copy() for name, value in state.items()})
-        _round(state, rounds.at(round_index), p, trace_stage, round_index, intervals)
+            history.append(dict(state))
+        _round(state, rounds.at(round_index), peers, trace_stage, round_index, intervals)
         round_index += 1
     end = np.maximum(np.maximum(state["S"], state["pending"]), state["sentB"])
-    busy, last_send = _union(intervals)
+    busy, last_send = _union(np.concatenate([np.array(intervals).reshape(-1, 3), skipped_intervals]))
     return OverlappedEnds(end, busy, last_send)
 
 
-def _round(state: dict, table: tuple, p: int, trace: int, round_index: int, intervals: list) -> None:
-    has_f, has_b, steady, ending_warmup, send_next, send_prev, body_f, body_b, t_f, t_b, op_f, op_b = table
-    for kind, has, sends, body, time_s, has_op, direction in (("F", has_f, send_next, body_f, t_f, op_f, 1),
-                                                               ("B", has_b, send_prev, body_b, t_b, op_b, -1)):
+def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int, intervals: list) -> None:
+    """One round; every update makes new arrays, so the history keeps each round's state as it was."""
+    forward, backward, steady = table
+    for kind, half, direction in (("F", forward, 1), ("B", backward, -1)):
+        has, sends, body, time_s, transfer, waits, waits_async, blocking, any_step, any_send = half
         recv, sent = state["recv" + kind], state["sent" + kind]
-        start = np.maximum(np.maximum(state["S"], state["pending"]), recv)
-        state["S"] = np.where(has, start + body, state["S"])
-        state["pending"] = np.where(has, NONE, state["pending"])
-        recv[has] = NONE
-        if has[trace]:
-            intervals.append((round_index, float(start[trace]), float(state["S"][trace])))
-        posted = np.maximum(state["pending"], state["S"])
-        peer = (np.arange(p) + direction) % p
-        deps = np.maximum(posted, posted[peer])
-        send_start = np.maximum(state["Q"], deps)
-        transfer = sends & has_op
-        state["Q"] = np.where(transfer, send_start + time_s, state["Q"])
-        done = np.where(transfer, state["Q"], deps)
-        if transfer[trace]:
-            intervals.append((round_index, float(send_start[trace]), float(state["Q"][trace])))
-        senders = np.flatnonzero(sends)
-        receivers = peer[senders]
-        asynchronous = steady[receivers] | (ending_warmup[receivers] if kind == "B" else False)
-        recv[receivers[asynchronous]] = done[senders[asynchronous]]
-        waiting = receivers[~asynchronous]
-        state["pending"][waiting] = np.maximum(state["pending"][waiting], done[senders[~asynchronous]])
-        blocking = sends & ~steady
-        state["pending"] = np.where(steady, np.maximum(state["pending"], sent),
-                                    np.where(blocking, np.maximum(state["pending"], done), state["pending"]))
-        state["sent" + kind] = np.where(steady, np.where(sends, done, NONE), sent)
+        if any_step:
+            start = np.maximum(np.maximum(state["S"], state["pending"]), recv)
+            state["S"] = np.where(has, start + body, state["S"])
+            state["pending"] = np.where(has, NONE, state["pending"])
+            state["recv" + kind] = recv = np.where(has, NONE, recv)
+            if has[trace]:
+                intervals.append((round_index, float(start[trace]), float(state["S"][trace])))
+        if any_send:
+            posted = np.maximum(state["pending"], state["S"])
+            deps = np.maximum(posted, posted[peers[direction]])
+            send_start = np.maximum(state["Q"], deps)
+            state["Q"] = np.where(transfer, send_start + time_s, state["Q"])
+            done = np.where(transfer, state["Q"], deps)
+            if transfer[trace]:
+                intervals.append((round_index, float(send_start[trace]), float(state["Q"][trace])))
+            incoming = done[peers[-direction]]
+            state["recv" + kind] = np.where(waits_async, incoming, recv)
+            pending = np.where(waits, np.maximum(state["pending"], incoming), state["pending"])
+            pending = np.where(blocking, np.maximum(pending, done), pending)
+            state["pending"] = np.where(steady, np.maximum(pending, sent), pending)
+            state["sent" + kind] = np.where(steady, np.where(sends, done, NONE), sent)
+        elif steady.any():
+            state["pending"] = np.where(steady, np.maximum(state["pending"], sent), state["pending"])
+            state["sent" + kind] = np.where(steady, NONE, sent)
 
 
 def _skip(state: dict, history: list, round_index: int, steady_first: int, steady_last: int,
-          period: int) -> tuple[float, int, int] | None:
+          period: int) -> tuple[float, int] | None:
     """If the last period shifted every finite time by one amount c (and left -inf alone), jump
-    to the end of the middle; return (c, the seen round it repeats, rounds skipped)."""
+    to the end of the middle; return (c, rounds skipped)."""
     done = round_index - steady_first
     before = history[done - period]
     shifts = []
@@ -154,34 +171,32 @@ def _skip(state: dict, history: list, round_index: int, steady_first: int, stead
     source = history[seen] if seen < len(history) else state
     for name in FIELDS:
         state[name] = source[name] + (target - seen) // period * shift
-    return shift, seen, target - done
+    return shift, target - done
 
 
-def _shifted(intervals: list, first_skipped: int, skipped: int, period: int, shift: float) -> list:
-    """The traced stage's ops in the skipped rounds: those of the round a whole number of periods
-    before, moved by that many shifts."""
+def _shifted(intervals: list, first_skipped: int, skipped: int, period: int, shift: float) -> np.ndarray:
+    """The traced stage's ops in the skipped rounds, rows (round, start, end): those of the round a
+    whole number of periods before, moved by that many shifts."""
     recorded = np.array([item for item in intervals if first_skipped - period <= item[0] < first_skipped])
     if not len(recorded) or skipped <= 0:
-        return []
-    offset = recorded[:, 0] - (first_skipped - period)
+        return np.empty((0, 3))
     periods = np.arange(-(-skipped // period))[:, None]
-    k = offset[None, :] + periods * period
-    moved = (periods + 1) * shift + np.zeros_like(k)
+    k = recorded[None, :, 0] - (first_skipped - period) + periods * period
+    moved = np.broadcast_to((periods + 1) * shift, k.shape)
     keep = k < skipped
-    rows = np.stack([first_skipped + k[keep], recorded[:, 1][None, :].repeat(len(periods), 0)[keep] + moved[keep],
-                     recorded[:, 2][None, :].repeat(len(periods), 0)[keep] + moved[keep]], axis=1)
-    return [tuple(row) for row in rows]
+    starts, ends = (np.broadcast_to(recorded[None, :, column], k.shape)[keep] for column in (1, 2))
+    return np.stack([first_skipped + k[keep], starts + moved[keep], ends + moved[keep]], axis=1)
 
 
-def _union(intervals: list) -> tuple[float, float]:
-    """Total length covered by the intervals, and the latest end."""
-    if not intervals:
+def _union(rows: np.ndarray) -> tuple[float, float]:
+    """Total length covered by the intervals (rows: round, start, end), and the latest end."""
+    if not len(rows):
         return 0.0, NONE
-    array = np.array([(start, end) for _, start, end in intervals if end > start])
-    if not len(array):
-        return 0.0, max(end for _, _, end in intervals)
-    array = array[np.argsort(array[:, 0], kind="stable")]
-    reach = np.maximum.accumulate(array[:, 1])
-    previous = np.concatenate(([NONE], reach[:-1]))
-    busy = np.clip(array[:, 1] - np.maximum(array[:, 0], previous), 0.0, None).sum()
-    return float(busy), float(array[:, 1].max())
+    last = float(rows[:, 2].max())
+    rows = rows[rows[:, 2] > rows[:, 1]]
+    if not len(rows):
+        return 0.0, last
+    rows = rows[np.lexsort((rows[:, 2], rows[:, 1]))]
+    reach = np.maximum.accumulate(rows[:, 2])
+    previous = np.concatenate(([0.0], reach[:-1]))
+    return float(np.clip(rows[:, 2] - np.maximum(rows[:, 1], previous), 0.0, None).sum()), last

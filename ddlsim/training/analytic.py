@@ -6,16 +6,18 @@ floating rounding (tests/training/test_analytic.py checks every field on random 
 
 1. each chunk's forward and backward step is priced once (`steps.py`);
 2. every stage's end of pipeline comes from the closed form of 1F1B (`closed_form.py`) or from
-   the interleaved round engine (`rounds.py`), neither of which depends on the number of
-   micro-batches;
+   the interleaved round engines (`rounds.py`; `overlapped.py` with ``overlap_p2p_comm``, which
+   also gives the busiest stage's busy time, its sends overlapping its steps), none of which
+   depends on the number of micro-batches;
 3. the per-iteration tail (gradient reductions, cross-stage all-reduces, optimizer) follows
    `pipeline._add_tail` stage by stage, buckets included (`tail.py`);
 4. the summary adds up each step's ops times its number of runs.
 
-It returns None where those assumptions do not hold (a schedule other than 1F1B/interleaved, a
-warm-up clipped by few micro-batches, an empty step handing over to a neighbour in 1F1B, a step
-whose hand-over moves when its repeats are expanded), and `simulate_training` then lays the graph
-out op by op.
+It returns None where those assumptions do not hold (a schedule other than 1F1B/interleaved,
+``overlap_p2p_comm`` with ``dp_backward`` overlap, or with a last send of the busiest stage that
+may overlap its tail, a warm-up clipped by few micro-batches, an empty step handing over to a
+neighbour in 1F1B, a step whose hand-over moves when its repeats are expanded), and
+`simulate_training` then lays the graph out op by op.
 """
 
 from __future__ import annotations

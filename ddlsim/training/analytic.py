@@ -14,10 +14,10 @@ floating rounding (tests/training/test_analytic.py checks every field on random 
 4. the summary adds up each step's ops times its number of runs.
 
 It returns None where those assumptions do not hold (a schedule other than 1F1B/interleaved,
-``overlap_p2p_comm`` with ``dp_backward`` overlap, or with a last send of the busiest stage that
-may overlap its tail, a warm-up clipped by few micro-batches, an empty step handing over to a
-neighbour in 1F1B, a step whose hand-over moves when its repeats are expanded), and
-`simulate_training` then lays the graph out op by op.
+``overlap_p2p_comm`` with a last send of the busiest stage that may overlap its tail, a warm-up
+clipped by few micro-batches, an empty step handing over to a neighbour in 1F1B, a step whose
+hand-over moves when its repeats are expanded), and `simulate_training` then lays the graph out
+op by op.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class _Pipeline:
 
     def supported(self) -> bool:
         p, v, m = self.stages, self.virtual, self.micro
-        if m < 1 or (v > 1 and (m % p or (self.p2p_overlap and self.overlap))):
+        if m < 1 or (v > 1 and m % p):
             return False
         if v > 1:  # the schedule sends nothing from the last chunk's forward or chunk 0's backward
             return not (self.costs.forward[-1].send_ops or self.costs.backward[0].send_ops)
@@ -101,7 +101,7 @@ class _Pipeline:
                                    table(backward, "send_s"), table(forward, "send_ops") > 0,
                                    table(backward, "send_ops") > 0, self.micro, trace)
             self.focus_busy_s = ends.busy_s if ends.last_send_end_s <= ends.end_s[trace] else None
-            return ends.end_s, np.full((p, v), np.nan), []
+            return ends.end_s, ends.last_backward_start_s, ends.intervals if self.overlap else []
         result = interleaved_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
                                   table(backward, "send_s"), self.micro, trace if self.overlap else None,
                                   record_starts=self.overlap)

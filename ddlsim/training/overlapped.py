@@ -35,6 +35,8 @@ class OverlappedEnds:
     end_s: np.ndarray  # each stage's pipeline end: what its first tail op waits for
     busy_s: float  # the traced stage's busy time (union of its bodies and sends)
     last_send_end_s: float  # the traced stage's last send end (it may overlap its tail)
+    last_backward_start_s: np.ndarray  # (stages, v): start of B(m - 1)'s body of chunk g p + s
+    intervals: list[tuple[float, float]]  # the traced stage's steps and sends from the cool-down on
 
 
 class _Rounds:
@@ -69,13 +71,17 @@ class _Rounds:
         steady = has_f & has_b
         ending_warmup = has_f & ~has_b & (slot == self.warmup - 1) & (self.warmup - 1 < n - 1)
         halves = []
+        last_micro = has_b & (back >= n - p * v) & (back % p == p - 1)  # B(m - 1): where buckets start
+        records = np.where(last_micro, group_b, -1)
         for has, sends, at, kind, direction, receiving in ((has_f, send_next, at_f, "F", 1, steady),
                                                              (has_b, send_prev, at_b, "B", -1, steady | ending_warmup)):
             incoming = np.roll(sends, direction, axis=1)  # stage s + direction receives what s sends
             waits_async = incoming & receiving
             halves.append((has, sends, self.costs[kind].take(at), self.costs["t" + kind].take(at),
                            sends & self.has_send[kind].take(at), incoming & ~waits_async, waits_async,
-                           sends & ~steady, has.any(axis=1), sends.any(axis=1)))
+                           sends & ~steady, has.any(axis=1), sends.any(axis=1),
+                           records if kind == "B" else np.full_like(records, -1),
+                           last_micro.any(axis=1) & (kind == "B")))
         return [(tuple(part[k] for part in halves[0]), tuple(part[k] for part in halves[1]), steady[k])
                 for k in range(count)]
 
@@ -97,6 +103,7 @@ def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_
     intervals: list[tuple[int, float, float]] = []  # (round, start, end) of the traced stage's ops
     skipped_intervals = np.empty((0, 3))
     history: list[dict] = []
+    starts = np.full((p, v), np.nan)
     peers = {1: (rounds.stage + 1) % p, -1: (rounds.stage - 1) % p}  # the stage one up / one down
     round_index = 0
     while round_index <= last_round:
@@ -110,18 +117,20 @@ def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_
                 continue
         if steady_first <= round_index <= steady_last:
             history.append(dict(state))
-        _round(state, rounds.at(round_index), peers, trace_stage, round_index, intervals)
+        _round(state, rounds.at(round_index), peers, trace_stage, round_index, intervals, starts)
         round_index += 1
     end = np.maximum(np.maximum(state["S"], state["pending"]), state["sentB"])
     busy, last_send = _union(np.concatenate([np.array(intervals).reshape(-1, 3), skipped_intervals]))
-    return OverlappedEnds(end, busy, last_send)
+    cool_down = [(start, stop) for round_index, start, stop in intervals if round_index >= n - 1]
+    return OverlappedEnds(end, busy, last_send, starts, cool_down)
 
 
-def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int, intervals: list) -> None:
+def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int, intervals: list,
+           starts: np.ndarray) -> None:
     """One round; every update makes new arrays, so the history keeps each round's state as it was."""
     forward, backward, steady = table
     for kind, half, direction in (("F", forward, 1), ("B", backward, -1)):
-        has, sends, body, time_s, transfer, waits, waits_async, blocking, any_step, any_send = half
+        has, sends, body, time_s, transfer, waits, waits_async, blocking, any_step, any_send, groups, record = half
         recv, sent = state["recv" + kind], state["sent" + kind]
         if any_step:
             start = np.maximum(np.maximum(state["S"], state["pending"]), recv)
@@ -130,6 +139,9 @@ def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int,
             state["recv" + kind] = recv = np.where(has, NONE, recv)
             if has[trace]:
                 intervals.append((round_index, float(start[trace]), float(state["S"][trace])))
+            if record:
+                rows = np.flatnonzero(groups >= 0)
+                starts[rows, groups[rows]] = start[rows]
         if any_send:
             posted = np.maximum(state["pending"], state["S"])
             deps = np.maximum(posted, posted[peers[direction]])

@@ -147,13 +147,16 @@ def test_closed_form_equals_the_event_simulation(seed, stages, virtual, micro_fa
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), stages=st.integers(2, 6), virtual=st.sampled_from([2, 3, 4]),
-       micro_factor=st.integers(1, 12), alpha=st.sampled_from([0.0, 0.25]))
-def test_overlapped_exchanges_equal_the_event_simulation(seed, stages, virtual, micro_factor, alpha):
+       micro_factor=st.integers(1, 12), overlap=st.booleans(), bucket=st.sampled_from([3, 8, 1000]),
+       alpha=st.sampled_from([0.0, 0.25]))
+def test_overlapped_exchanges_equal_the_event_simulation(seed, stages, virtual, micro_factor, overlap, bucket, alpha):
     """``overlap_p2p_comm``: sends on each stage's p2p stream, overlapping its steps (`overlapped.py`)."""
     rng = random.Random(seed)
     workload = random_pipeline(rng, stages, virtual, micro_factor * stages)
     pricer = Pricer(AlphaBeta(alpha_s=alpha, bytes_per_s=rng.choice([1.0, 3.0]), reduction_share=0.25), FlopTimer())
-    analytic, events = both(workload, pricer, TrainingSettings(overlap_p2p_comm=True))
+    training = TrainingSettings(overlap=Overlap.DP_BACKWARD if overlap else Overlap.NONE, bucket_size_bytes=bucket,
+                                overlap_p2p_comm=True)
+    analytic, events = both(workload, pricer, training)
     assert analytic is not None
     assert_same(analytic, events)
 

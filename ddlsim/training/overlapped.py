@@ -36,7 +36,7 @@ class OverlappedEnds:
     busy_s: float  # the traced stage's busy time (union of its bodies and sends)
     last_send_end_s: float  # the traced stage's last send end (it may overlap its tail)
     last_backward_start_s: np.ndarray  # (stages, v): start of B(m - 1)'s body of chunk g p + s
-    intervals: list[tuple[float, float]]  # the traced stage's steps and sends from the cool-down on
+    intervals: list[tuple[float, float]]  # the traced stage's steps and sends ending after its first B(m - 1) starts
 
 
 class _Rounds:
@@ -120,9 +120,12 @@ def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_
         _round(state, rounds.at(round_index), peers, trace_stage, round_index, intervals, starts)
         round_index += 1
     end = np.maximum(np.maximum(state["S"], state["pending"]), state["sentB"])
-    busy, last_send = _union(np.concatenate([np.array(intervals).reshape(-1, 3), skipped_intervals]))
-    cool_down = [(start, stop) for round_index, start, stop in intervals if round_index >= n - 1]
-    return OverlappedEnds(end, busy, last_send, starts, cool_down)
+    rows = np.concatenate([np.array(intervals).reshape(-1, 3), skipped_intervals])
+    busy, last_send = _union(rows)
+    # what a gradient bucket may overlap: it starts no earlier than the traced stage's first B(m - 1)
+    released = starts[trace_stage][np.isfinite(starts[trace_stage])]
+    late = rows[rows[:, 2] > released.min()] if len(released) else rows[:0]
+    return OverlappedEnds(end, busy, last_send, starts, [(float(a), float(b)) for _, a, b in late])
 
 
 def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int, intervals: list,

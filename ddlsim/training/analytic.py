@@ -100,7 +100,7 @@ class _Pipeline:
             ends = overlapped_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
                                    table(backward, "send_s"), table(forward, "send_ops") > 0,
                                    table(backward, "send_ops") > 0, self.micro, trace)
-            self.focus_busy_s = ends.busy_s if ends.last_send_end_s <= ends.end_s[trace] else None
+            self.focus_busy_s = ends.busy_s if ends.last_op_end_s <= ends.end_s[trace] else None
             return ends.end_s, ends.last_backward_start_s, ends.intervals if self.overlap else []
         result = interleaved_ends(table(forward, "body_s"), table(backward, "body_s"), table(forward, "send_s"),
                                   table(backward, "send_s"), self.micro, trace if self.overlap else None,

@@ -11,9 +11,9 @@ sides' posts), or, without a send task, hands over at that time. A receiver in t
 (or, for a gradient, one ending its warm-up) waits for it with its next step of that kind; any
 other waits for it with its next op. A sender in the steady state waits for its previous send of
 that kind now, others for the send just made. A stage's pipeline ends at max(S, pending, its last
-gradient send). Laying out every op (`exchanges.py`) gives the same times; the rounds cost
-O(p) vector operations each, and the steady middle is skipped as in `rounds.py` once a period
-has shifted every time equally. `busy_s` is the union of the traced stage's step bodies and
+gradient send). Laying out every op (`exchanges.py`) gives the same times; a round costs a few
+dozen operations on vectors of p, and the steady middle is skipped as in `rounds.py` once a
+period has shifted every finite time equally. `busy_s` is the union of the traced stage's step bodies and
 sends, which overlap here (its bubble is the rest).
 """
 
@@ -34,7 +34,7 @@ FIELDS = ("S", "Q", "pending", "recvF", "recvB", "sentF", "sentB")
 class OverlappedEnds:
     end_s: np.ndarray  # each stage's pipeline end: what its first tail op waits for
     busy_s: float  # the traced stage's busy time (union of its bodies and sends)
-    last_send_end_s: float  # the traced stage's last send end (it may overlap its tail)
+    last_op_end_s: float  # the traced stage's last op end (a send may end after its pipeline, in its tail)
     last_backward_start_s: np.ndarray  # (stages, v): start of B(m - 1)'s body of chunk g p + s
     intervals: list[tuple[float, float]]  # the traced stage's steps and sends ending after its first B(m - 1) starts
 
@@ -121,11 +121,11 @@ def overlapped_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_send_
         round_index += 1
     end = np.maximum(np.maximum(state["S"], state["pending"]), state["sentB"])
     rows = np.concatenate([np.array(intervals).reshape(-1, 3), skipped_intervals])
-    busy, last_send = _union(rows)
+    busy, last_end = _union(rows)
     # what a gradient bucket may overlap: it starts no earlier than the traced stage's first B(m - 1)
     released = starts[trace_stage][np.isfinite(starts[trace_stage])]
     late = rows[rows[:, 2] > released.min()] if len(released) else rows[:0]
-    return OverlappedEnds(end, busy, last_send, starts, [(float(a), float(b)) for _, a, b in late])
+    return OverlappedEnds(end, busy, last_end, starts, [(float(a), float(b)) for _, a, b in late])
 
 
 def _round(state: dict, table: tuple, peers: dict, trace: int, round_index: int, intervals: list,

@@ -20,7 +20,7 @@ import numpy as np
 
 from ddlsim.caches import Memo
 from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.patterns import Pairs, Pattern
+from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, window_max
 from ddlsim.network.reduction import ReductionModel
@@ -54,21 +54,54 @@ class StepPricer:
             cost = self._cache.put(key, self.fabric.price(pattern, layout, placement))
         return cost
 
-    def windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    def windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement, *,
+                 step_bytes: np.ndarray | None = None, budget_s: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
         """Per-repetition (latency_s, seconds per weight-byte) of a step with class windows.
 
         One class per window (tree levels): each class is priced alone, which touches every pair
         once in all. Wider windows (pipelines) use the per-class costs when classes share no
-        resource, and otherwise price each distinct window.
+        resource, and otherwise price each distinct window. With `budget_s` (and the step's
+        `step_bytes` per repetition), windows are priced in the order of the repetitions and
+        None comes back (nothing cached) as soon as the latency and transfer of the repetitions
+        priced so far exceed it.
         """
         key = ("windows", step, layout, placement.key)  # a step is hashed by identity
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._cache.put(key, self._windowed(step, layout, placement))
+            cached = self._windowed(step, layout, placement, step_bytes, budget_s)
+            if cached is None:
+                return None
+            self._cache.put(key, cached)
         return cached
 
-    def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> float:
+        """A floor of a communication step's latency over its repetitions: the fabric's minimum
+        latency per repetition of a step that surely carries traffic, or for a windowed step the
+        latency of each repetition's classes when the fabric tells it cheaply (`class_latency_s`)."""
+        if moves_data(step):
+            return step.repeat * self.fabric.min_latency_s()
+        if step.windows is None:
+            return 0.0
+        return float(np.sum(self._window_latency(step, layout, placement)))
+
+    def _window_latency(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> np.ndarray:
+        """Each repetition's latency from the classes' latencies (zeros when the fabric cannot tell)."""
+        key = ("class latency", step.pattern.full_key, layout, placement.key)
+        class_latency = self._cache.get(key)
+        if class_latency is None:
+            found = self.fabric.class_latency_s(step.pattern, layout, placement)
+            class_latency = self._cache.put(key, np.zeros(step.pattern.num_classes) if found is None else found)
         low, high = step.windows
+        return window_max(class_latency, low, high)
+
+    def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement,
+                  step_bytes: np.ndarray | None, budget_s: float | None) -> tuple[np.ndarray, np.ndarray] | None:
+        low, high = step.windows
+        ahead, left_s = None, 0.0
+        if budget_s is not None:  # the repetitions' latency floors (counted in the caller's budget)
+            ahead = self._window_latency(step, layout, placement)
+            left_s = float(np.sum(ahead))
         if np.any(low != high):
             cost = self.cost(step.pattern, layout, placement)
             if cost.disjoint:
@@ -76,11 +109,22 @@ class StepPricer:
         assert isinstance(step.pattern, Pairs)
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
-        for index, (first, last) in enumerate(distinct):
-            sub = self.cost(step.pattern.select(int(first), int(last)), layout, placement)
-            latency[index], s_per_unit[index] = sub.latency_s, sub.s_per_unit
         inverse = inverse.ravel()
+        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
+        priced = np.zeros(len(distinct), dtype=bool)
+        spent_s = 0.0
+        for repetition, index in enumerate(inverse):
+            if not priced[index]:
+                first, last = distinct[index]
+                sub = self.cost(step.pattern.select(int(first), int(last)), layout, placement)
+                latency[index], s_per_unit[index] = sub.latency_s, sub.s_per_unit
+                priced[index] = True
+            if budget_s is not None:
+                left_s -= ahead[repetition]
+                spent_s += latency[index] + float(self.fabric.transfer_time_s(
+                    step_bytes[repetition:repetition + 1], s_per_unit[index])[0])
+                if spent_s + max(left_s, 0.0) > budget_s:
+                    return None
         return latency[inverse], s_per_unit[inverse]
 
     def clear(self) -> None:
@@ -104,39 +148,68 @@ def schedule_compute_s(schedule: Schedule, size_bytes: int, model: ReductionMode
     return compute
 
 
+def moves_data(step: CompactStep) -> bool:
+    """True for a communication step without class windows whose pattern lists at least one flow
+    (every repetition of it pays at least the fabric's `min_latency_s`)."""
+    pattern = step.pattern
+    if pattern is None or step.windows is not None:
+        return False
+    if isinstance(pattern, Pairs):
+        return pattern.src.size > 0
+    if isinstance(pattern, Mesh):
+        return bool(np.any(pattern.block_sizes() > 1))
+    return False
+
+
+def data_hops(schedule: Schedule) -> int:
+    """Repetitions of the steps that surely carry traffic (`moves_data`)."""
+    return sum(step.repeat for step in schedule.steps if moves_data(step))
+
+
 def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, placement: Placement,
                    size_bytes: int, model: ReductionModel | None, *, give_up_above_s: float | None = None
                    ) -> Breakdown | None:
     """Price the compact view of `schedule` run by every group of `layout` at once.
 
     With `give_up_above_s`, returns None as soon as the price is sure to exceed it: the local work
-    of the whole schedule plus the latency and transfer of the steps priced so far only grows
-    (every part is >= 0), so `best` stops pricing a candidate once it cannot win.
+    of the whole schedule, the latency and transfer of the steps priced so far and the fabric's
+    minimum latency for each repetition still to price of a step that carries traffic only grow
+    (every part is >= 0), so `best` stops pricing a candidate once it cannot win. A windowed step
+    is checked repetition by repetition as its windows are priced.
     """
     fabric = pricer.fabric
     latency = transfer = compute = 0.0
     floor = None if give_up_above_s is None else schedule_compute_s(schedule, size_bytes, model)
-    if floor is not None and floor > give_up_above_s:
+    ahead_s = [] if floor is None else [pricer.step_floor_s(step, layout, placement) if step.is_communication
+                                        else 0.0 for step in schedule.steps]
+    left_s = float(sum(ahead_s))
+    if floor is not None and floor + left_s > give_up_above_s:
         return None
     previous: Hashable = None
-    for step in schedule.steps:
+    for index, step in enumerate(schedule.steps):
         compute += local_work_s(step, size_bytes, model)
         if not step.is_communication:
             continue
         step_bytes = step.fractions() * size_bytes
+        if floor is not None:
+            left_s = max(left_s - ahead_s[index], 0.0)
         if step.windows is None:
             cost = pricer.cost(step.pattern, layout, placement)
             latency += cost.latency_s * step.repeat
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, cost.s_per_unit)))
         else:
-            step_latency, s_per_unit = pricer.windowed(step, layout, placement)
+            budget_s = None if floor is None else give_up_above_s - (latency + transfer + floor + left_s)
+            windowed = pricer.windowed(step, layout, placement, step_bytes=step_bytes, budget_s=budget_s)
+            if windowed is None:
+                return None
+            step_latency, s_per_unit = windowed
             latency += float(np.sum(step_latency))
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, s_per_unit)))
         latency += fabric.setup_time_s(previous, step.circuit)
         if step.repeat > 1:
             latency += (step.repeat - 1) * fabric.setup_time_s(step.circuit, step.circuit)
         previous = step.circuit
-        if floor is not None and latency + transfer + floor > give_up_above_s:
+        if floor is not None and latency + transfer + floor + left_s > give_up_above_s:
             return None
     return Breakdown(latency, transfer, compute, schedule.num_steps)
 

@@ -138,6 +138,11 @@ class Fabric:
                            num_classes=pattern.num_classes, sources=src,
                            multicast=pattern.multicast and self.supports_multicast())
 
+    def class_latency_s(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> np.ndarray | None:
+        """The latency of each class of `pattern` alone (the largest over its flows, as `price`
+        gives it for the class), when the fabric can tell it without pricing loads; else None."""
+        return None
+
     def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:
         """Head-to-tail time of steps carrying `step_bytes` per weight unit (linear by default;
         a slotted fabric rounds up to whole timeslots here)."""

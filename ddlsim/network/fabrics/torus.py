@@ -21,6 +21,7 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
+from ddlsim.network.fabrics.torus_forms import shift_cost
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -214,6 +215,8 @@ class Torus2D(Fabric):
         if pattern.num_classes:
             return super().price_listed(pattern, layout, placement)
         structured = self._xor_cost(pattern, layout, placement)
+        if structured is None:
+            structured = shift_cost(self, pattern, layout, placement)
         if structured is not None:
             return structured
         src, dst, weight, _ = expand_listed(pattern, layout, placement)
@@ -227,6 +230,19 @@ class Torus2D(Fabric):
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+
+    def class_latency_s(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> np.ndarray | None:
+        if not pattern.num_classes:
+            return None
+        src, dst, _, classes = expand_listed(pattern, layout, placement)
+        width = self.dims[0]
+        _, hops_x = _short_way(dst % width - src % width, width)
+        _, hops_y = _short_way(dst // width - src // width, self.dims[1])
+        latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
+                   + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
+        result = np.zeros(pattern.num_classes)
+        np.maximum.at(result, classes, latency)
+        return result
 
     def _xor_cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         """Closed form of a full XOR (RHD, recursive doubling) on whole rows, or None.

@@ -1,0 +1,72 @@
+"""Closed forms of regular patterns on the 2D torus, equal float for float to the listed price.
+
+A full ring shift (Bruck, the dissemination barrier, a ring over the whole group): every
+position p sends to (p + d) mod n. With one group of n ranks on whole rows of X nodes
+(identity placement, stride 1), write d = q X + r: every row carries the same x legs
+x -> (x + r) mod X, and column x' carries y -> (y + q + c) mod R (R = n / X rows in use)
+with c = 1 when x' < r (the flow wrapped round its row) and 0 otherwise. So one row and two
+columns give every link load. Weights are uniform, and every link's load is the same count of
+the same additions as in the listed computation, so the floats are identical; the longest
+flow combines the longest x and y legs of each column kind (the latency grows with both).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ddlsim import units
+from ddlsim.network.patterns import Pattern
+from ddlsim.network.placement import Placement
+from ddlsim.network.pricing import PatternCost
+from ddlsim.types import GroupLayout
+
+if TYPE_CHECKING:
+    from ddlsim.network.fabrics.torus import Torus2D
+
+
+def _leg_load(positions: np.ndarray, moved: np.ndarray, ring: int, weight: float) -> tuple[int, float]:
+    """(most hops, busiest link load) of flows positions -> moved along one ring of `ring` links."""
+    from ddlsim.network.fabrics.torus import _ring_interval_loads, _short_way
+
+    forward, hops = _short_way(moved - positions, ring)
+    load = 0.0
+    for way in (True, False):
+        used = (forward == way) & (hops > 0)
+        if used.any():
+            count = int(used.sum())
+            start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
+            loads = _ring_interval_loads(np.zeros(count, dtype=np.int64), start, hops[used],
+                                         np.full(count, weight), 1, ring)
+            load = max(load, float(loads.max()))
+    return (int(hops.max()) if hops.size else 0), load
+
+
+def shift_cost(torus: Torus2D, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+    """Closed form of a full shift (module docstring) on one group of whole rows, or None."""
+    structure = getattr(pattern, "structure", None)
+    width, height = torus.dims
+    n = layout.size
+    if (structure is None or structure[0] != "shift" or placement.nodes is not None or pattern.multicast
+            or layout.num_groups != 1 or layout.stride != 1 or n % width or n // width > height):
+        return None
+    rows = n // width
+    offset = int(structure[1]) % n
+    quotient, remainder = divmod(offset, width)
+    weight = float(pattern.weight[0])
+    x = np.arange(width, dtype=np.int64)
+    hops_x, load_x = _leg_load(x, (x + remainder) % width, width, weight)
+    y = np.arange(rows, dtype=np.int64)
+    legs = []
+    for wrapped in (0, 1):
+        sources = x[(x + remainder >= width) == bool(wrapped)]
+        if sources.size == 0:
+            continue
+        most_x = int(_leg_load(sources, (sources + remainder) % width, width, weight)[0])
+        most_y, load_y = _leg_load(y, (y + quotient + wrapped) % rows, height, weight)
+        legs.append((most_x, most_y, load_y))
+    latency = max(float(torus.io_latency_s + hx * torus.propagation_s[0] + hy * torus.propagation_s[1]
+                        + torus.router_latency_s * max(hx + hy - 1, 0)) for hx, hy, _ in legs)
+    load = max([load_x] + [load_y for _, _, load_y in legs])
+    return PatternCost(latency, load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)

@@ -250,17 +250,16 @@ class Mesh(Pattern):
         order = positions[np.argsort(self.blocks[positions], kind="stable")]
         sizes = self.block_sizes()
         sizes = sizes[sizes > 0]
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        src_parts, dst_parts = [], []
-        for start, size in zip(starts, sizes):
-            members = order[start:start + size]
-            src = np.repeat(members, size)
-            dst = np.tile(members, size)
-            keep = src != dst
-            src_parts.append(src[keep])
-            dst_parts.append(dst[keep])
-        src = np.concatenate(src_parts) if src_parts else np.zeros(0, dtype=np.int64)
-        dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        # Block by block, every (member i, member j), i != j, with i outer: one pass over all blocks.
+        squares = sizes * sizes
+        block = np.repeat(np.arange(sizes.size), squares)
+        local = np.arange(int(squares.sum()), dtype=np.int64) - np.repeat(np.cumsum(squares) - squares, squares)
+        width = sizes[block]
+        first, second = local // width, local % width
+        keep = first != second
+        src = order[starts[block[keep]] + first[keep]]
+        dst = order[starts[block[keep]] + second[keep]]
         return PairArrays(src, dst, np.full(src.size, float(self.weight)))
 
 

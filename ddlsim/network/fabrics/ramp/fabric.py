@@ -222,7 +222,8 @@ class RampFabric(Fabric):
                            class_slots / rate, disjoint)
 
     def _price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
-        if isinstance(pattern, Mesh) and listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS:
+        if isinstance(pattern, Mesh) and (listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS
+                                          or self._mesh_multiplexed(pattern)):
             return self._price_large_mesh(pattern, layout, placement)
         src, dst, weight = self.transfers(pattern, layout, placement)
         if pattern.num_classes:
@@ -238,6 +239,13 @@ class RampFabric(Fabric):
             per_pair, rounds = self.step_plan(src, dst)
             s_per_unit = rounds * float(weight.max()) / (per_pair * self.group_rate_bytes_per_s)
         return PatternCost(self.step_latency_s, s_per_unit)
+
+    def _mesh_multiplexed(self, mesh: Mesh) -> bool:
+        """True when a member has more peers than transceiver groups: the transcoder then
+        time-multiplexes the step in ceil(load / x) rounds without building an assignment
+        (`transcoder.plan_step_rules`), which the closed form counts without listing a transfer
+        (equal on every mesh of tests/network/ramp/test_ramp_large_mesh.py)."""
+        return self.switching != "ideal" and int(mesh.block_sizes().max(initial=0)) - 1 > self.dims.x
 
     def _price_large_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         """A direct exchange too large to list: ceil(load / x) rounds at one transceiver group per

@@ -75,32 +75,35 @@ class StepPricer:
             self._cache.put(key, cached)
         return cached
 
-    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> float:
-        """A floor of a communication step's latency over its repetitions: the fabric's minimum
-        latency per repetition of a step that surely carries traffic, or for a windowed step the
-        latency of each repetition's classes when the fabric tells it cheaply (`class_latency_s`)."""
+    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement, size_bytes: int) -> float:
+        """A floor of a communication step's latency and transfer over its repetitions: the
+        fabric's minimum latency per repetition of a step that surely carries traffic, or for a
+        windowed step each repetition's floor from its classes (`Fabric.class_floor`)."""
         if moves_data(step):
             return step.repeat * self.fabric.min_latency_s()
         if step.windows is None:
             return 0.0
-        return float(np.sum(self._window_latency(step, layout, placement)))
+        return float(np.sum(self._window_floor(step, layout, placement, step.fractions() * size_bytes)))
 
-    def _window_latency(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> np.ndarray:
-        """Each repetition's latency from the classes' latencies (zeros when the fabric cannot tell)."""
-        key = ("class latency", step.pattern.full_key, layout, placement.key)
-        class_latency = self._cache.get(key)
-        if class_latency is None:
-            found = self.fabric.class_latency_s(step.pattern, layout, placement)
-            class_latency = self._cache.put(key, np.zeros(step.pattern.num_classes) if found is None else found)
+    def _window_floor(self, step: CompactStep, layout: GroupLayout, placement: Placement,
+                      step_bytes: np.ndarray) -> np.ndarray:
+        """Each repetition's latency and transfer floor from its classes' (zeros when the fabric cannot tell)."""
+        key = ("class floor", step.pattern.full_key, layout, placement.key)
+        floors = self._cache.get(key)
+        if floors is None:
+            found = self.fabric.class_floor(step.pattern, layout, placement)
+            empty = np.zeros(step.pattern.num_classes)
+            floors = self._cache.put(key, (empty, empty) if found is None else found)
         low, high = step.windows
-        return window_max(class_latency, low, high)
+        latency = window_max(floors[0], low, high)
+        return latency + self.fabric.transfer_time_s(step_bytes, window_max(floors[1], low, high))
 
     def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement,
                   step_bytes: np.ndarray | None, budget_s: float | None) -> tuple[np.ndarray, np.ndarray] | None:
         low, high = step.windows
         ahead, left_s = None, 0.0
         if budget_s is not None:  # the repetitions' latency floors (counted in the caller's budget)
-            ahead = self._window_latency(step, layout, placement)
+            ahead = self._window_floor(step, layout, placement, step_bytes)
             left_s = float(np.sum(ahead))
         if np.any(low != high):
             cost = self.cost(step.pattern, layout, placement)
@@ -180,7 +183,8 @@ def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, 
     fabric = pricer.fabric
     latency = transfer = compute = 0.0
     floor = None if give_up_above_s is None else schedule_compute_s(schedule, size_bytes, model)
-    ahead_s = [] if floor is None else [pricer.step_floor_s(step, layout, placement) if step.is_communication
+    ahead_s = [] if floor is None else [pricer.step_floor_s(step, layout, placement, size_bytes)
+                                        if step.is_communication
                                         else 0.0 for step in schedule.steps]
     left_s = float(sum(ahead_s))
     if floor is not None and floor + left_s > give_up_above_s:

@@ -58,6 +58,6 @@ def rough_price_s(schedule: Schedule, pricer: StepPricer, layout: GroupLayout, p
     for step in schedule.steps:
         if step.pattern is not None:
             busiest = _busiest_weight(step, fabric.supports_multicast())
-            guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement))
+            guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement, size_bytes))
             guess += float(np.sum(step.fractions())) * size_bytes * busiest * beta_s_per_byte
     return guess

@@ -2,7 +2,8 @@
 
 - Every candidate's floor (local work plus one minimum hop latency per step with traffic) is
   at most its price (up to rounding), on every fabric kind here.
-- The torus tells each class's latency without pricing loads; it equals the price of the class alone.
+- The torus and the ideal switch tell each class's latency (equal to the price of the class
+  alone) and a floor of its transfer without pricing loads.
 - `best` (pruned, ordered, giving up early) chooses the same algorithm at the same price as
   pricing every candidate in full and keeping the smallest (price, name).
 - The torus's closed-form full shift (Bruck, the dissemination barrier, rings) equals the
@@ -19,6 +20,7 @@ from ddlsim.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.estimate import price_schedule
+from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.torus_forms import shift_cost
 from ddlsim.network.patterns import Pairs, shift_pairs
 from ddlsim.network.selection import floor_s
@@ -96,26 +98,31 @@ def test_every_candidates_floor_is_at_most_its_price(fabric_name):
     assert checked >= 20
 
 
+@pytest.mark.parametrize("fabric_name", ["torus2d", "ideal"])
 @pytest.mark.parametrize("algorithm", ["binary_tree", "double_binary_tree", "pipelined_tree"])
-def test_torus_class_latency_equals_the_price_of_each_class(algorithm):
-    torus = make_fabric("torus2d", dims=[8, 12], router_latency="7ns")
-    estimator = CollectiveEstimator(torus, algorithm)
+def test_class_floor_is_each_class_latency_and_at_most_its_transfer(algorithm, fabric_name):
     n = 96
+    fabric = (make_fabric("torus2d", dims=[8, 12], router_latency="7ns") if fabric_name == "torus2d"
+              else make_fabric("ideal", num_nodes=n))
+    estimator = CollectiveEstimator(fabric, algorithm)
     layout = GroupLayout(n)
-    placement = torus.place(n)
+    placement = fabric.place(n)
     checked = 0
-    for op in (CollectiveOp.ALL_REDUCE, CollectiveOp.BROADCAST, CollectiveOp.REDUCE):
-        if estimator.algorithm.supports(torus, op, n) is not None:
+    for op in (CollectiveOp.ALL_REDUCE, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.GATHER):
+        if estimator.algorithm.supports(fabric, op, n) is not None:
             continue
-        request = ScheduleRequest(op, n, 0, 10**6, torus, layout, placement)
+        request = ScheduleRequest(op, n, 0, 10**6, fabric, layout, placement)
         for step in estimator.schedule(estimator.algorithm, request).steps:
             pattern = step.pattern
             if step.windows is None or not isinstance(pattern, Pairs):
                 continue
-            latency = torus.class_latency_s(pattern, layout, placement)
+            latency, s_per_unit = fabric.class_floor(pattern, layout, placement)
             for klass in range(pattern.num_classes):
-                alone = torus.price_listed(pattern.select(klass, klass), layout, placement)
-                assert latency[klass] == alone.latency_s
+                selected = pattern.select(klass, klass)
+                for alone in (fabric.price(selected, layout, placement),
+                              Fabric.price_listed(fabric, selected, layout, placement)):
+                    assert latency[klass] == alone.latency_s
+                    assert s_per_unit[klass] <= alone.s_per_unit
                 checked += 1
     assert checked >= 8
 
@@ -153,3 +160,37 @@ def test_torus_bruck_at_4096_ranks_matches_flow_by_flow_pricing(op, monkeypatch)
     listed = CollectiveEstimator(torus, "bruck").estimate(op, size_bytes, num_ranks=4096)
     assert closed == listed
     assert np.isfinite(closed.time_s)
+
+
+@pytest.mark.parametrize("dims", [(8, 8), (4, 16), (16, 4), (8, 6), (6, 4), (12, 6)])
+def test_torus_shift_along_one_dimension_equals_the_listed_price(dims):
+    torus = make_fabric("torus2d", dims=list(dims), router_latency="7ns")
+    checked = 0
+    for n in range(2, torus.num_nodes + 1):
+        layout, placement = GroupLayout(n), torus.place(n)
+        for stride in range(1, n + 1):
+            for size in range(2, n // stride + 1):
+                if n % (stride * size):
+                    continue
+                for offset in range(1, size):
+                    pattern = shift_pairs(n, stride, size, offset, weight=1 / 3)
+                    closed = shift_cost(torus, pattern, layout, placement)
+                    if closed is None:
+                        continue
+                    listed = torus.price_listed(_listed(pattern), layout, placement)
+                    assert (closed.latency_s, closed.s_per_unit) == (listed.latency_s, listed.s_per_unit), (
+                        n, stride, size, offset)
+                    checked += 1
+    assert checked >= 100
+
+
+@pytest.mark.parametrize("algorithm", ["torus2d", "hierarchical", "ring"])
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "broadcast"])
+def test_torus_rings_at_4096_ranks_match_flow_by_flow_pricing(algorithm, op, monkeypatch):
+    import ddlsim.network.fabrics.torus as torus_module
+
+    torus = make_fabric("torus2d", dims=[64, 64])
+    closed = CollectiveEstimator(torus, algorithm).estimate(op, 10**9, num_ranks=4096)
+    monkeypatch.setattr(torus_module, "shift_cost", lambda *args: None)
+    listed = CollectiveEstimator(torus, algorithm).estimate(op, 10**9, num_ranks=4096)
+    assert closed == listed

@@ -138,9 +138,11 @@ class Fabric:
                            num_classes=pattern.num_classes, sources=src,
                            multicast=pattern.multicast and self.supports_multicast())
 
-    def class_latency_s(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> np.ndarray | None:
-        """The latency of each class of `pattern` alone (the largest over its flows, as `price`
-        gives it for the class), when the fabric can tell it without pricing loads; else None."""
+    def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per class of `pattern`, its latency alone (the largest over its flows, as `price` gives
+        it) and a floor of its seconds per weight-byte, when the fabric can tell them without
+        pricing loads (`best` skips candidates by them); None when it cannot."""
         return None
 
     def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:

@@ -231,18 +231,25 @@ class Torus2D(Fabric):
         loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
-    def class_latency_s(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> np.ndarray | None:
+    def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each class's longest flow, and a floor of its seconds per weight-byte: a link carries at
+        least the heaviest flow crossing it (stated only for whole-number weights, whose interval
+        sums are exact; 0 otherwise)."""
         if not pattern.num_classes:
             return None
-        src, dst, _, classes = expand_listed(pattern, layout, placement)
+        src, dst, weight, classes = expand_listed(pattern, layout, placement)
         width = self.dims[0]
         _, hops_x = _short_way(dst % width - src % width, width)
         _, hops_y = _short_way(dst // width - src // width, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
-        result = np.zeros(pattern.num_classes)
-        np.maximum.at(result, classes, latency)
-        return result
+        class_latency = np.zeros(pattern.num_classes)
+        np.maximum.at(class_latency, classes, latency)
+        heaviest = np.zeros(pattern.num_classes)
+        if np.all(weight == np.floor(weight)) and float(np.sum(weight)) < 2.0 ** 52:
+            np.maximum.at(heaviest, classes, np.where(hops_x + hops_y > 0, weight, 0.0))
+        return class_latency, heaviest * units.BITS_PER_BYTE / self.link_bandwidth_bps
 
     def _xor_cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         """Closed form of a full XOR (RHD, recursive doubling) on whole rows, or None.

@@ -1,5 +1,8 @@
 """Closed forms of regular patterns on the 2D torus, equal float for float to the listed price.
 
+Shifts along one dimension (`shift_pairs` with a stride: the rings of `torus2d` and
+`hierarchical`) stay inside rows or columns, and every row (column) carries the same flows.
+
 A full ring shift (Bruck, the dissemination barrier, a ring over the whole group): every
 position p sends to (p + d) mod n. With one group of n ranks on whole rows of X nodes
 (identity placement, stride 1), write d = q X + r: every row carries the same x legs
@@ -44,13 +47,16 @@ def _leg_load(positions: np.ndarray, moved: np.ndarray, ring: int, weight: float
 
 
 def shift_cost(torus: Torus2D, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
-    """Closed form of a full shift (module docstring) on one group of whole rows, or None."""
+    """Closed form of a full shift or a shift along one dimension (module docstring) on one group
+    of whole rows, or None."""
     structure = getattr(pattern, "structure", None)
     width, height = torus.dims
     n = layout.size
-    if (structure is None or structure[0] != "shift" or placement.nodes is not None or pattern.multicast
-            or layout.num_groups != 1 or layout.stride != 1 or n % width or n // width > height):
+    if (structure is None or structure[0] not in ("shift", "dim_shift") or placement.nodes is not None
+            or pattern.multicast or layout.num_groups != 1 or layout.stride != 1 or n % width or n // width > height):
         return None
+    if structure[0] == "dim_shift":
+        return _dim_shift_cost(torus, float(pattern.weight[0]), n // width, *structure[1])
     rows = n // width
     offset = int(structure[1]) % n
     quotient, remainder = divmod(offset, width)
@@ -66,7 +72,32 @@ def shift_cost(torus: Torus2D, pattern: Pattern, layout: GroupLayout, placement:
         most_x = int(_leg_load(sources, (sources + remainder) % width, width, weight)[0])
         most_y, load_y = _leg_load(y, (y + quotient + wrapped) % rows, height, weight)
         legs.append((most_x, most_y, load_y))
-    latency = max(float(torus.io_latency_s + hx * torus.propagation_s[0] + hy * torus.propagation_s[1]
-                        + torus.router_latency_s * max(hx + hy - 1, 0)) for hx, hy, _ in legs)
+    latency = max(_latency_s(torus, hx, hy) for hx, hy, _ in legs)
     load = max([load_x] + [load_y for _, _, load_y in legs])
     return PatternCost(latency, load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)
+
+
+def _latency_s(torus: Torus2D, hops_x: int, hops_y: int) -> float:
+    return float(torus.io_latency_s + hops_x * torus.propagation_s[0] + hops_y * torus.propagation_s[1]
+                 + torus.router_latency_s * max(hops_x + hops_y - 1, 0))
+
+
+def _dim_shift_cost(torus: Torus2D, weight: float, rows: int, stride: int, size: int, offset: int
+                    ) -> PatternCost | None:
+    """A shift by `offset` among the members `stride` apart in lines of `size` (positions
+    p = low + stride (c + size high)) on `rows` whole rows: inside every row when the lines fit
+    in a row (stride size divides X), or along every column when they step whole rows (X divides
+    stride). Either way every row (column) carries the same flows, so one gives every load."""
+    width, height = torus.dims
+    if (stride * size) <= width and width % (stride * size) == 0:
+        x = np.arange(width, dtype=np.int64)
+        coordinate = (x // stride) % size
+        hops, load = _leg_load(x, x + ((coordinate + offset) % size - coordinate) * stride, width, weight)
+        return PatternCost(_latency_s(torus, hops, 0), load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)
+    if stride % width == 0 and rows % ((stride // width) * size) == 0:
+        step = stride // width
+        y = np.arange(rows, dtype=np.int64)
+        coordinate = (y // step) % size
+        hops, load = _leg_load(y, y + ((coordinate + offset) % size - coordinate) * step, height, weight)
+        return PatternCost(_latency_s(torus, 0, hops), load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)
+    return None

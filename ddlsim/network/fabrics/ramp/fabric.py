@@ -38,6 +38,7 @@ from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
+from ddlsim.network.fabrics.ramp.plan_choice import fastest_plan
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
@@ -300,15 +301,9 @@ class RampFabric(Fabric):
             plan_found = (self.dims.x, 1)
         else:
             use_all = one_to_one or self.transceiver_policy == "greedy"
-            best: tuple[float, int, int] | None = None
-            plans = transcoder.plan_step_rules(self.dims, src, dst, members=peers + 1, use_all=use_all,
-                                               rules=(*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES),
-                                               kind=self.subnet)
-            for plan in plans:
-                if best is None or plan.slowdown < best[0]:
-                    best = (plan.slowdown, plan.per_pair, plan.rounds)
-            assert best is not None
-            plan_found = best[1:]
+            plan = fastest_plan(self.dims, src, dst, members=peers + 1, use_all=use_all,
+                                rules=(*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES), kind=self.subnet)
+            plan_found = (plan.per_pair, plan.rounds)
         return _PLANS.put(key, plan_found)
 
     def _wavelengths_disjoint(self, src: np.ndarray, dst: np.ndarray) -> bool:

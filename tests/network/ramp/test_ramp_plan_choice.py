@@ -81,3 +81,46 @@ def _plan_of(dims, src, dst, members, rules, use_all, kind):
         if best is None or plan.slowdown < best.slowdown:
             best = plan
     return best
+
+
+def _every_box(fabric, num_ranks: int):
+    """The contention-aware box chosen by pricing every candidate box in full (no giving up)."""
+    from ddlsim.network.collectives.base import ScheduleRequest
+    from ddlsim.network.collectives.rampx.algorithm import RampX
+    from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
+    from ddlsim.network.placement import Placement
+    from ddlsim.types import CollectiveOp, GroupLayout
+
+    dims = fabric.dims
+    fewest_racks = {}
+    for shape in legal_shapes(num_ranks, dims.x, dims.racks, dims.wavelengths):
+        fewest_racks.setdefault(shape[0], shape)
+    shapes = list(fewest_racks.values())
+    fewest_steps = job_dims(num_ranks, dims.x, dims.racks, dims.wavelengths)
+    if fewest_steps is not None and fewest_steps not in shapes:
+        shapes.append(fewest_steps)
+    if len(shapes) <= 1:
+        return shapes[0] if shapes else None
+    estimator = CollectiveEstimator(fabric, RampX())
+    layout = GroupLayout(num_ranks, 1, num_ranks)
+    priced = []
+    for shape in shapes:
+        placement = Placement(num_ranks, place_job(num_ranks, dims, "contention_aware", shape), key=("full", shape))
+        request = ScheduleRequest(CollectiveOp.ALL_REDUCE, num_ranks, 0, 10**9, fabric, layout, placement)
+        priced.append((estimator.breakdown(estimator.algorithm, request).time_s, active_steps(*shape), shape))
+    return min(priced)[2]
+
+
+@pytest.mark.parametrize("config", [{}, {"subnet": "route_switch"}, {"x": 8, "racks": 4, "wavelengths": 16},
+                                    {"x": 4, "racks": 4, "wavelengths": 8, "subnet": "route_broadcast"}])
+def test_box_choice_giving_up_early_takes_the_box_of_pricing_every_box(config):
+    from ddlsim.network.fabrics.ramp.box_choice import _cheapest_box
+
+    fabric = make_fabric("ramp", **config)
+    checked = 0
+    for num_ranks in (8, 24, 48, 64, 100, 128, 256, 384, 500, 512, 1000):
+        if num_ranks > fabric.num_nodes:
+            continue
+        assert _cheapest_box(fabric, num_ranks) == _every_box(fabric, num_ranks), num_ranks
+        checked += 1
+    assert checked >= 5

@@ -15,12 +15,13 @@ from ddlsim.network.fabrics.ramp.topology import RampDims
 RULES = (*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES)
 
 
-def _every_rule(dims, src, dst, members, use_all, kind):
+def _plan_of(dims, src, dst, members, rules, use_all, kind):
+    """The plan of every rule planned in full, the first with the smallest slowdown (as step_plan chose)."""
     best = None
-    for plan in transcoder.plan_step_rules(dims, src, dst, members=members, rules=RULES, use_all=use_all, kind=kind):
+    for plan in transcoder.plan_step_rules(dims, src, dst, members=members, rules=rules, use_all=use_all, kind=kind):
         if best is None or plan.slowdown < best.slowdown:
             best = plan
-    return best.per_pair, best.rounds
+    return best
 
 
 def _random_steps(dims: RampDims, rng: np.random.Generator, count: int):
@@ -52,7 +53,8 @@ def test_fastest_plan_equals_the_best_of_every_rule(kind, shape):
         peers = int(np.bincount(src).max())
         for use_all in (False, True):
             quick = fastest_plan(dims, src, dst, members=peers + 1, rules=RULES, use_all=use_all, kind=kind)
-            assert (quick.per_pair, quick.rounds) == _every_rule(dims, src, dst, peers + 1, use_all, kind)
+            full = _plan_of(dims, src, dst, peers + 1, RULES, use_all, kind)
+            assert (quick.per_pair, quick.rounds) == (full.per_pair, full.rounds)
             checked += 1
     assert checked >= 100
 
@@ -74,13 +76,6 @@ def test_ramp_estimates_equal_planning_every_rule(algorithm, monkeypatch):
         ramp_fabric._PRICES.clear()
         assert quick == full, ranks
 
-
-def _plan_of(dims, src, dst, members, rules, use_all, kind):
-    best = None
-    for plan in transcoder.plan_step_rules(dims, src, dst, members=members, rules=rules, use_all=use_all, kind=kind):
-        if best is None or plan.slowdown < best.slowdown:
-            best = plan
-    return best
 
 
 def _every_box(fabric, num_ranks: int):

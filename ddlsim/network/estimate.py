@@ -113,6 +113,10 @@ class StepPricer:
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
         inverse = inverse.ravel()
+        if budget_s is None:
+            together = self.fabric.price_windows(step.pattern, distinct, layout, placement)
+            if together is not None:
+                return together[0][inverse], together[1][inverse]
         latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
         priced = np.zeros(len(distinct), dtype=bool)
         spent_s = 0.0

@@ -194,3 +194,27 @@ def test_torus_rings_at_4096_ranks_match_flow_by_flow_pricing(algorithm, op, mon
     monkeypatch.setattr(torus_module, "shift_cost", lambda *args: None)
     listed = CollectiveEstimator(torus, algorithm).estimate(op, 10**9, num_ranks=4096)
     assert closed == listed
+
+
+@pytest.mark.parametrize("dims", [(8, 12), (16, 4), (5, 7)])
+@pytest.mark.parametrize("algorithm", ["pipelined_tree", "binary_tree", "double_binary_tree"])
+def test_torus_window_prices_equal_each_window_priced_alone(dims, algorithm):
+    torus = make_fabric("torus2d", dims=list(dims), router_latency="7ns")
+    n = torus.num_nodes
+    layout, placement = GroupLayout(n), torus.place(n)
+    estimator = CollectiveEstimator(torus, algorithm)
+    checked = 0
+    for op in (CollectiveOp.ALL_REDUCE, CollectiveOp.BROADCAST, CollectiveOp.GATHER):
+        if estimator.algorithm.supports(torus, op, n) is not None:
+            continue
+        request = ScheduleRequest(op, n, 0, 10**6, torus, layout, placement)
+        for step in estimator.schedule(estimator.algorithm, request).steps:
+            if step.windows is None:
+                continue
+            windows = np.unique(np.stack(step.windows, axis=1), axis=0)
+            latency, s_per_unit = torus.price_windows(step.pattern, windows, layout, placement)
+            for index, (first, last) in enumerate(windows):
+                alone = torus.price(step.pattern.select(int(first), int(last)), layout, placement)
+                assert (latency[index], s_per_unit[index]) == (alone.latency_s, alone.s_per_unit)
+                checked += 1
+    assert checked >= 4

@@ -21,7 +21,7 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
-from ddlsim.network.fabrics.torus_forms import shift_cost
+from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -230,6 +230,10 @@ class Torus2D(Fabric):
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+
+    def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        return window_prices(self, pattern, windows, layout, placement)
 
     def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
                     ) -> tuple[np.ndarray, np.ndarray] | None:

@@ -190,25 +190,35 @@ class Torus2D(Fabric):
             hops.append(np.where(hops_y > j, np.where(forward_y, 2 * n, 3 * n) + node, -1))
         return tuple(hops)
 
-    def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
+    def _interval_parts(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights):
+        """Loads of the +x, -x, +y and -y links (None where no flow goes that way): rows of the
+        x parts are rows of the torus, rows of the y parts its columns."""
         width, height = self.dims
-        parts = []
         for forward in (True, False):
             rows = (forward_x == forward) & (hops_x > 0)
             if not rows.any():
-                parts.append(np.zeros(self.num_nodes))
+                yield None
                 continue
             start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
-            parts.append(_ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width).ravel())
+            yield _ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width)
         for forward in (True, False):
             rows = (forward_y == forward) & (hops_y > 0)
             if not rows.any():
-                parts.append(np.zeros(self.num_nodes))
+                yield None
                 continue
             start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
-            columns = _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
-            parts.append(columns.T.ravel())
-        return np.concatenate(parts)
+            yield _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
+
+    def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
+        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        flat = [np.zeros(self.num_nodes) if part is None else part.T.ravel() if index >= 2 else part.ravel()
+                for index, part in enumerate(parts)]
+        return np.concatenate(flat)
+
+    def interval_max(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> float:
+        """The largest of `_interval_loads` (the same values), without assembling them."""
+        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        return max(0.0 if part is None else float(part.max()) for part in parts)
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """Link loads by interval sums along rows and columns (the generic path handles classes)."""
@@ -228,8 +238,8 @@ class Torus2D(Fabric):
         forward_y, hops_y = _short_way(y2 - y1, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
-        loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
-        return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+        most = self.interval_max(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
+        return PatternCost(float(latency.max()), most * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
                       ) -> tuple[np.ndarray, np.ndarray] | None:

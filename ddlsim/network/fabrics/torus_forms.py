@@ -130,8 +130,8 @@ def window_prices(torus: Torus2D, pattern: Pattern, windows: np.ndarray, layout:
     for index, (first, last) in enumerate(windows):
         rows = slice(int(bounds[first]), int(bounds[last + 1]))
         if rows.stop > rows.start:
-            loads = torus._interval_loads(x1[rows], y1[rows], x2[rows], forward_x[rows], hops_x[rows],
-                                          forward_y[rows], hops_y[rows], weight[rows])
+            most = torus.interval_max(x1[rows], y1[rows], x2[rows], forward_x[rows], hops_x[rows],
+                                      forward_y[rows], hops_y[rows], weight[rows])
             latency[index] = float(flow_latency[rows].max())
-            s_per_unit[index] = float(loads.max()) * units.BITS_PER_BYTE / torus.link_bandwidth_bps
+            s_per_unit[index] = most * units.BITS_PER_BYTE / torus.link_bandwidth_bps
     return latency, s_per_unit

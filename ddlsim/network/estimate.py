@@ -46,6 +46,8 @@ class StepPricer:
     def __init__(self, fabric: Fabric, cache_size: int = 512) -> None:
         self.fabric = fabric
         self._cache = Memo("estimator.step_prices", cache_size)
+        # Size-independent figures of cached steps and schedules (`ddlsim.network.selection`).
+        self.memo = Memo("estimator.step_figures", 8 * cache_size)
 
     def cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         key = (pattern.full_key, layout, placement.key)
@@ -79,7 +81,11 @@ class StepPricer:
         """A floor of a communication step's latency and transfer over its repetitions: the
         fabric's minimum latency per repetition of a step that surely carries traffic, or for a
         windowed step each repetition's floor from its classes (`Fabric.class_floor`)."""
-        if moves_data(step):
+        key = ("moves data", step)
+        moving = self.memo.get(key)
+        if moving is None:
+            moving = self.memo.put(key, moves_data(step))
+        if moving:
             return step.repeat * self.fabric.min_latency_s()
         if step.windows is None:
             return 0.0
@@ -88,15 +94,19 @@ class StepPricer:
     def _window_floor(self, step: CompactStep, layout: GroupLayout, placement: Placement,
                       step_bytes: np.ndarray) -> np.ndarray:
         """Each repetition's latency and transfer floor from its classes' (zeros when the fabric cannot tell)."""
-        key = ("class floor", step.pattern.full_key, layout, placement.key)
-        floors = self._cache.get(key)
+        key = ("window floor", step, layout, placement.key)  # a step is hashed by identity
+        floors = self.memo.get(key)
         if floors is None:
-            found = self.fabric.class_floor(step.pattern, layout, placement)
-            empty = np.zeros(step.pattern.num_classes)
-            floors = self._cache.put(key, (empty, empty) if found is None else found)
-        low, high = step.windows
-        latency = window_max(floors[0], low, high)
-        return latency + self.fabric.transfer_time_s(step_bytes, window_max(floors[1], low, high))
+            pattern_key = ("class floor", step.pattern.full_key, layout, placement.key)
+            found = self.memo.get(pattern_key)
+            if found is None:
+                found = self.fabric.class_floor(step.pattern, layout, placement)
+                empty = np.zeros(step.pattern.num_classes)
+                found = self.memo.put(pattern_key, (empty, empty) if found is None else found)
+            class_latency, class_s_per_unit = found
+            low, high = step.windows
+            floors = self.memo.put(key, (window_max(class_latency, low, high), window_max(class_s_per_unit, low, high)))
+        return floors[0] + self.fabric.transfer_time_s(step_bytes, floors[1])
 
     def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement,
                   step_bytes: np.ndarray | None, budget_s: float | None) -> tuple[np.ndarray, np.ndarray] | None:
@@ -136,6 +146,7 @@ class StepPricer:
 
     def clear(self) -> None:
         self._cache.clear()
+        self.memo.clear()
 
 
 def local_work_s(step: CompactStep, size_bytes: int, model: ReductionModel | None) -> float:

@@ -164,7 +164,7 @@ class CollectiveEstimator:
             if reason is not None:
                 reasons.append(f"{candidate.name}: {reason}")
                 continue
-            floor = floor_s(schedule, self.fabric, request.size_bytes, self.model)
+            floor = floor_s(schedule, self.pricer, request.size_bytes, self.model)
             guess = rough_price_s(schedule, self.pricer, request.layout, request.placement, request.size_bytes, floor)
             contenders.append((guess, candidate.name, floor, candidate, schedule))
         best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None

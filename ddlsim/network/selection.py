@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.network.estimate import StepPricer, data_hops, schedule_compute_s
-from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.reduction import ReductionModel
@@ -23,14 +22,18 @@ from ddlsim.network.schedule import CompactStep, Schedule
 from ddlsim.types import GroupLayout
 
 
-def latency_floor_s(schedule: Schedule, fabric: Fabric) -> float:
+def latency_floor_s(schedule: Schedule, pricer: StepPricer) -> float:
     """The fabric's minimum latency times the repetitions of steps that surely carry traffic."""
-    return data_hops(schedule) * fabric.min_latency_s()
+    key = ("data hops", schedule)
+    hops = pricer.memo.get(key)
+    if hops is None:
+        hops = pricer.memo.put(key, data_hops(schedule))
+    return hops * pricer.fabric.min_latency_s()
 
 
-def floor_s(schedule: Schedule, fabric: Fabric, size_bytes: int, model: ReductionModel | None) -> float:
+def floor_s(schedule: Schedule, pricer: StepPricer, size_bytes: int, model: ReductionModel | None) -> float:
     """A lower bound on the price of `schedule` (module docstring)."""
-    return schedule_compute_s(schedule, size_bytes, model) + latency_floor_s(schedule, fabric)
+    return schedule_compute_s(schedule, size_bytes, model) + latency_floor_s(schedule, pricer)
 
 
 def _busiest_weight(step: CompactStep, multicast: bool) -> float:
@@ -57,7 +60,10 @@ def rough_price_s(schedule: Schedule, pricer: StepPricer, layout: GroupLayout, p
     guess = floor
     for step in schedule.steps:
         if step.pattern is not None:
-            busiest = _busiest_weight(step, fabric.supports_multicast())
+            key = ("busiest", step)  # a step is hashed by identity; schedules are cached
+            busiest = pricer.memo.get(key)
+            if busiest is None:
+                busiest = pricer.memo.put(key, _busiest_weight(step, fabric.supports_multicast()))
             guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement, size_bytes))
             guess += float(np.sum(step.fractions())) * size_bytes * busiest * beta_s_per_byte
     return guess

@@ -92,7 +92,7 @@ def test_every_candidates_floor_is_at_most_its_price(fabric_name):
             except InfeasibleError:
                 continue
             # Sums in another order may differ by rounding; `best` prunes with a margin of 1e-9.
-            floor = floor_s(schedule, fabric, size_bytes, estimator.model)
+            floor = floor_s(schedule, estimator.pricer, size_bytes, estimator.model)
             assert floor <= result.time_s * (1 + 1e-12), (op, candidate.name)
             checked += 1
     assert checked >= 20

@@ -218,3 +218,15 @@ def test_torus_window_prices_equal_each_window_priced_alone(dims, algorithm):
                 assert (latency[index], s_per_unit[index]) == (alone.latency_s, alone.s_per_unit)
                 checked += 1
     assert checked >= 4
+
+
+def test_window_max_equals_the_maximum_of_each_window():
+    from ddlsim.network.pricing import SMALL_WINDOW_TABLE, window_max
+
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 17, SMALL_WINDOW_TABLE, SMALL_WINDOW_TABLE + 1, 600):  # both the table and the sparse table
+        values = rng.uniform(-1.0, 5.0, size)
+        low = rng.integers(0, size, 300)
+        high = np.minimum(low + rng.integers(0, size, 300), size - 1)
+        expected = np.array([values[first:last + 1].max() for first, last in zip(low, high)])
+        assert np.array_equal(window_max(values, low, high), expected)

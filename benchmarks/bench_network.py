@@ -3,6 +3,8 @@
     python benchmarks/bench_network.py                       # 65,536 ranks, 4 electrical fabrics, every algorithm
     python benchmarks/bench_network.py --fabrics ramp --algorithms ring direct rhd best --ops all_reduce
     python benchmarks/bench_network.py --ranks 4096 --fabrics superpod --algorithms ring rhd
+    python benchmarks/bench_network.py --ramp-scaling                 # RAMP at 1,024 to 65,536 ranks
+    python benchmarks/bench_network.py --million                      # `best` at 2^20 ranks, fresh processes
 
 For each combination it prints the median over --repeats of
   cold: `ddlsim.clear_caches()`, a freshly built fabric and a fresh CollectiveEstimator, then one
@@ -13,16 +15,24 @@ For each combination it prints the median over --repeats of
 the CPU time of the cold estimate (process time: less sensitive to a loaded machine than the
 wall time), and the memory one cold estimate allocates (tracemalloc). It ends with the median,
 the maximum and the number of combinations over 10 ms, 20 ms and 100 ms of the cold times (targets of issue
-15: 20 ms median, 100 ms max, selectors included), per fabric and over all, and the machine's
+22: 10 ms median, 100 ms max, selectors included), per fabric and over all, and the machine's
 load average, since a shared machine slows everything down.
+
+--ramp-scaling prices every algorithm (and `best`) and op on RAMP at 1,024, 4,096, 16,384 and
+65,536 ranks (targets of issue 22: each cold price 1 s or less, and none at n ranks more than
+twice the same price at 4n). --million runs `best` for every op on the ideal switch and the
+torus at 2^20 ranks, each in a fresh process, and prints the cold time and the process's peak
+resident memory (targets: 1 s, 1 GB).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -38,8 +48,12 @@ from ddlsim.registry import ALGORITHMS  # noqa: E402
 from ddlsim.types import CollectiveOp  # noqa: E402
 
 THRESHOLDS_S = (0.010, 0.020, 0.100)
-TARGET_MEDIAN_S, TARGET_MAX_S, TARGET_BYTES = 0.020, 0.100, 10**9
+TARGET_MEDIAN_S, TARGET_MAX_S, TARGET_BYTES = 0.010, 0.100, 10**9
 ELECTRICAL = ["ideal", "superpod", "torus2d", "leaf_spine"]
+RAMP_RANKS = (1024, 4096, 16384, 65536)
+RAMP_TARGET_S, GROWTH_LIMIT = 1.0, 2.0
+MILLION = 1 << 20
+MILLION_TARGET_S, MILLION_TARGET_BYTES = 1.0, 10**9
 
 
 def fabric_builders(ranks: int) -> dict:
@@ -53,7 +67,7 @@ def fabric_builders(ranks: int) -> dict:
     }
 
 
-def measure(build, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> dict:
+def measure(build, algorithm, op: CollectiveOp, ranks: int, repeats: int, trace: bool = True) -> dict:
     size = 0 if op is CollectiveOp.BARRIER else 10**9
     cold, cold_cpu, warm = [], [], []
     try:
@@ -69,12 +83,14 @@ def measure(build, algorithm, op: CollectiveOp, ranks: int, repeats: int) -> dic
             warm.append(time.perf_counter() - start)
     except InfeasibleError as error:
         return {"skipped": str(error)}
-    ddlsim.clear_caches()
-    estimator = CollectiveEstimator(build(), algorithm)
-    tracemalloc.start()
-    estimator.estimate(op, size, num_ranks=ranks)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = 0
+    if trace:
+        ddlsim.clear_caches()
+        estimator = CollectiveEstimator(build(), algorithm)
+        tracemalloc.start()
+        estimator.estimate(op, size, num_ranks=ranks)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
     return {"steps": result.num_steps, "cold_s": statistics.median(cold), "cold_cpu_s": statistics.median(cold_cpu),
             "warm_s": statistics.median(warm),
             "peak_bytes": peak, "chosen": result.algorithm}
@@ -88,6 +104,76 @@ def summary(label: str, colds: list[float]) -> str:
             f"max {max(colds) * 1e3:8.1f} ms  {over}")
 
 
+def every_op() -> list[CollectiveOp]:
+    return [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
+
+
+def ramp_scaling(names: list[str], ops: list[CollectiveOp], repeats: int, ranks: tuple[int, ...]) -> None:
+    """Every algorithm and op on RAMP at each rank count; cold times, and growth against 4n ranks."""
+    print(f"RAMP: cold prices of 1 GB at {', '.join(map(str, ranks))} ranks; median of {repeats}; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{'algorithm':21s} {'op':15s} " + " ".join(f"{n:>9d}" for n in ranks) + "   (cold ms)")
+    build = fabric_builders(max(ranks))["ramp"]
+    fabric = build()
+    colds: dict[tuple[str, str], dict[int, float]] = {}
+    for name in names:
+        algorithm = ALGORITHMS.make(name)
+        selector = getattr(algorithm, "is_selector", False)
+        for op in ops:
+            row: dict[int, float] = {}
+            for n in ranks:
+                if not selector and algorithm.supports(fabric, op, n) is not None:
+                    continue
+                result = measure(build, algorithm, op, n, repeats, trace=False)
+                if "skipped" not in result:
+                    row[n] = result["cold_s"]
+            if row:
+                colds[(name, op.value)] = row
+                cells = " ".join(f"{row[n] * 1e3:9.1f}" if n in row else f"{'-':>9s}" for n in ranks)
+                print(f"{name:21s} {op.value:15s} {cells}", flush=True)
+    times = [value for row in colds.values() for value in row.values()]
+    growth = [(row[n] / row[4 * n], name, op, n) for (name, op), row in colds.items()
+              for n in ranks if n in row and 4 * n in row]
+    worst = max(growth, default=(0.0, "-", "-", 0))
+    print(f"\n{len(times)} RAMP prices: median {statistics.median(times) * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms, "
+          f"{sum(t > RAMP_TARGET_S for t in times)} over {RAMP_TARGET_S:.0f} s (target 0); "
+          f"{sum(g[0] > GROWTH_LIMIT for g in growth)} of {len(growth)} cost more at n than {GROWTH_LIMIT:.0f}x at 4n "
+          f"(worst {worst[0]:.2f}x: {worst[1]} {worst[2]} at {worst[3]}); load average now {os.getloadavg()[0]:.1f}")
+
+
+def million_worker(fabric_name: str, op_name: str) -> None:
+    """One cold `best` at 2^20 ranks in this (fresh) process: prints a JSON line."""
+    load_all()
+    build = fabric_builders(MILLION)[fabric_name]
+    op = CollectiveOp(op_name)
+    estimator = CollectiveEstimator(build(), "best")
+    size = 0 if op is CollectiveOp.BARRIER else 10**9
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = estimator.estimate(op, size, num_ranks=MILLION)
+    print(json.dumps({"cold_s": time.perf_counter() - start, "cpu_s": time.process_time() - start_cpu,
+                      "chosen": result.algorithm, "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                      * 1024}))
+
+
+def million(ops: list[CollectiveOp]) -> None:
+    """`best` on the ideal switch and the torus at 2^20 ranks, each price in a fresh process."""
+    print(f"best at {MILLION} ranks, 1 GB, each in a fresh process (imports and fabric not timed); "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{'fabric':9s} {'op':15s} {'chosen':20s} {'cold ms':>9s} {'cpu ms':>9s} {'max RSS MB':>11s}")
+    rows = []
+    for fabric_name in ("ideal", "torus2d"):
+        for op in ops:
+            output = subprocess.run([sys.executable, __file__, "--million-worker", fabric_name, op.value],
+                                    capture_output=True, text=True, check=True).stdout
+            row = json.loads(output.strip().splitlines()[-1])
+            rows.append(row)
+            print(f"{fabric_name:9s} {op.value:15s} {row['chosen']:20s} {row['cold_s'] * 1e3:9.1f} "
+                  f"{row['cpu_s'] * 1e3:9.1f} {row['max_rss_bytes'] / 1e6:11.0f}", flush=True)
+    print(f"max cold {max(r['cold_s'] for r in rows):.2f} s (target {MILLION_TARGET_S:.0f} s), "
+          f"max RSS {max(r['max_rss_bytes'] for r in rows) / 1e9:.2f} GB (target {MILLION_TARGET_BYTES / 1e9:.0f} GB, "
+          f"imports included); load average now {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=65536)
@@ -95,11 +181,23 @@ def main() -> None:
     parser.add_argument("--fabrics", nargs="*", default=ELECTRICAL, help="of ideal, superpod, torus2d, "
                         "leaf_spine, ramp (default: the four electrical ones)")
     parser.add_argument("--algorithms", nargs="*", default=None, help="default: every registered one")
-    every_op = [op.value for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
-    parser.add_argument("--ops", nargs="*", default=every_op)
+    parser.add_argument("--ops", nargs="*", default=[op.value for op in every_op()])
+    parser.add_argument("--ramp-scaling", action="store_true", help="RAMP at 1,024 to 65,536 ranks")
+    parser.add_argument("--ramp-ranks", nargs="*", type=int, default=list(RAMP_RANKS))
+    parser.add_argument("--million", action="store_true", help="best at 2^20 ranks on ideal and torus2d")
+    parser.add_argument("--million-worker", nargs=2, metavar=("FABRIC", "OP"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.million_worker:
+        million_worker(*args.million_worker)
+        return
     load_all()
     names = args.algorithms or [entry.name for entry in ALGORITHMS]
+    if args.million:
+        million(list(map(CollectiveOp, args.ops)))
+        return
+    if args.ramp_scaling:
+        ramp_scaling(names, list(map(CollectiveOp, args.ops)), args.repeats, tuple(args.ramp_ranks))
+        return
     builders = fabric_builders(args.ranks)
     print(f"pricing one collective of 1 GB on {args.ranks} ranks; median of {args.repeats}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")

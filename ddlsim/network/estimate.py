@@ -20,7 +20,7 @@ import numpy as np
 
 from ddlsim.caches import Memo
 from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.patterns import Pairs, Pattern
+from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, window_max
 from ddlsim.network.reduction import ReductionModel
@@ -46,6 +46,8 @@ class StepPricer:
     def __init__(self, fabric: Fabric, cache_size: int = 512) -> None:
         self.fabric = fabric
         self._cache = Memo("estimator.step_prices", cache_size)
+        # Size-independent figures of cached steps and schedules (`ddlsim.network.selection`).
+        self.memo = Memo("estimator.step_figures", 8 * cache_size)
 
     def cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         key = (pattern.full_key, layout, placement.key)
@@ -54,21 +56,65 @@ class StepPricer:
             cost = self._cache.put(key, self.fabric.price(pattern, layout, placement))
         return cost
 
-    def windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    def windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement, *,
+                 step_bytes: np.ndarray | None = None, budget_s: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
         """Per-repetition (latency_s, seconds per weight-byte) of a step with class windows.
 
         One class per window (tree levels): each class is priced alone, which touches every pair
         once in all. Wider windows (pipelines) use the per-class costs when classes share no
-        resource, and otherwise price each distinct window.
+        resource, and otherwise price each distinct window. With `budget_s` (and the step's
+        `step_bytes` per repetition), windows are priced in the order of the repetitions and
+        None comes back (nothing cached) as soon as the latency and transfer of the repetitions
+        priced so far exceed it.
         """
         key = ("windows", step, layout, placement.key)  # a step is hashed by identity
         cached = self._cache.get(key)
         if cached is None:
-            cached = self._cache.put(key, self._windowed(step, layout, placement))
+            cached = self._windowed(step, layout, placement, step_bytes, budget_s)
+            if cached is None:
+                return None
+            self._cache.put(key, cached)
         return cached
 
-    def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:
+    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement, size_bytes: int) -> float:
+        """A floor of a communication step's latency and transfer over its repetitions: the
+        fabric's minimum latency per repetition of a step that surely carries traffic, or for a
+        windowed step each repetition's floor from its classes (`Fabric.class_floor`)."""
+        key = ("moves data", step)
+        moving = self.memo.get(key)
+        if moving is None:
+            moving = self.memo.put(key, moves_data(step))
+        if moving:
+            return step.repeat * self.fabric.min_latency_s()
+        if step.windows is None:
+            return 0.0
+        return float(np.sum(self._window_floor(step, layout, placement, step.fractions() * size_bytes)))
+
+    def _window_floor(self, step: CompactStep, layout: GroupLayout, placement: Placement,
+                      step_bytes: np.ndarray) -> np.ndarray:
+        """Each repetition's latency and transfer floor from its classes' (zeros when the fabric cannot tell)."""
+        key = ("window floor", step, layout, placement.key)  # a step is hashed by identity
+        floors = self.memo.get(key)
+        if floors is None:
+            pattern_key = ("class floor", step.pattern.full_key, layout, placement.key)
+            found = self.memo.get(pattern_key)
+            if found is None:
+                found = self.fabric.class_floor(step.pattern, layout, placement)
+                empty = np.zeros(step.pattern.num_classes)
+                found = self.memo.put(pattern_key, (empty, empty) if found is None else found)
+            class_latency, class_s_per_unit = found
+            low, high = step.windows
+            floors = self.memo.put(key, (window_max(class_latency, low, high), window_max(class_s_per_unit, low, high)))
+        return floors[0] + self.fabric.transfer_time_s(step_bytes, floors[1])
+
+    def _windowed(self, step: CompactStep, layout: GroupLayout, placement: Placement,
+                  step_bytes: np.ndarray | None, budget_s: float | None) -> tuple[np.ndarray, np.ndarray] | None:
         low, high = step.windows
+        ahead, left_s = None, 0.0
+        if budget_s is not None:  # the repetitions' latency floors (counted in the caller's budget)
+            ahead = self._window_floor(step, layout, placement, step_bytes)
+            left_s = float(np.sum(ahead))
         if np.any(low != high):
             cost = self.cost(step.pattern, layout, placement)
             if cost.disjoint:
@@ -76,15 +122,31 @@ class StepPricer:
         assert isinstance(step.pattern, Pairs)
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
-        for index, (first, last) in enumerate(distinct):
-            sub = self.cost(step.pattern.select(int(first), int(last)), layout, placement)
-            latency[index], s_per_unit[index] = sub.latency_s, sub.s_per_unit
         inverse = inverse.ravel()
+        if budget_s is None:
+            together = self.fabric.price_windows(step.pattern, distinct, layout, placement)
+            if together is not None:
+                return together[0][inverse], together[1][inverse]
+        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
+        priced = np.zeros(len(distinct), dtype=bool)
+        spent_s = 0.0
+        for repetition, index in enumerate(inverse):
+            if not priced[index]:
+                first, last = distinct[index]
+                sub = self.cost(step.pattern.select(int(first), int(last)), layout, placement)
+                latency[index], s_per_unit[index] = sub.latency_s, sub.s_per_unit
+                priced[index] = True
+            if budget_s is not None:
+                left_s -= ahead[repetition]
+                spent_s += latency[index] + float(self.fabric.transfer_time_s(
+                    step_bytes[repetition:repetition + 1], s_per_unit[index])[0])
+                if spent_s + max(left_s, 0.0) > budget_s:
+                    return None
         return latency[inverse], s_per_unit[inverse]
 
     def clear(self) -> None:
         self._cache.clear()
+        self.memo.clear()
 
 
 def local_work_s(step: CompactStep, size_bytes: int, model: ReductionModel | None) -> float:
@@ -104,39 +166,69 @@ def schedule_compute_s(schedule: Schedule, size_bytes: int, model: ReductionMode
     return compute
 
 
+def moves_data(step: CompactStep) -> bool:
+    """True for a communication step without class windows whose pattern lists at least one flow
+    (every repetition of it pays at least the fabric's `min_latency_s`)."""
+    pattern = step.pattern
+    if pattern is None or step.windows is not None:
+        return False
+    if isinstance(pattern, Pairs):
+        return pattern.src.size > 0
+    if isinstance(pattern, Mesh):
+        return bool(np.any(pattern.block_sizes() > 1))
+    return False
+
+
+def data_hops(schedule: Schedule) -> int:
+    """Repetitions of the steps that surely carry traffic (`moves_data`)."""
+    return sum(step.repeat for step in schedule.steps if moves_data(step))
+
+
 def price_schedule(pricer: StepPricer, schedule: Schedule, layout: GroupLayout, placement: Placement,
                    size_bytes: int, model: ReductionModel | None, *, give_up_above_s: float | None = None
                    ) -> Breakdown | None:
     """Price the compact view of `schedule` run by every group of `layout` at once.
 
     With `give_up_above_s`, returns None as soon as the price is sure to exceed it: the local work
-    of the whole schedule plus the latency and transfer of the steps priced so far only grows
-    (every part is >= 0), so `best` stops pricing a candidate once it cannot win.
+    of the whole schedule, the latency and transfer of the steps priced so far and the fabric's
+    minimum latency for each repetition still to price of a step that carries traffic only grow
+    (every part is >= 0), so `best` stops pricing a candidate once it cannot win. A windowed step
+    is checked repetition by repetition as its windows are priced.
     """
     fabric = pricer.fabric
     latency = transfer = compute = 0.0
     floor = None if give_up_above_s is None else schedule_compute_s(schedule, size_bytes, model)
-    if floor is not None and floor > give_up_above_s:
+    ahead_s = [] if floor is None else [pricer.step_floor_s(step, layout, placement, size_bytes)
+                                        if step.is_communication
+                                        else 0.0 for step in schedule.steps]
+    left_s = float(sum(ahead_s))
+    if floor is not None and floor + left_s > give_up_above_s:
         return None
     previous: Hashable = None
-    for step in schedule.steps:
+    for index, step in enumerate(schedule.steps):
         compute += local_work_s(step, size_bytes, model)
         if not step.is_communication:
             continue
         step_bytes = step.fractions() * size_bytes
+        if floor is not None:
+            left_s = max(left_s - ahead_s[index], 0.0)
         if step.windows is None:
             cost = pricer.cost(step.pattern, layout, placement)
             latency += cost.latency_s * step.repeat
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, cost.s_per_unit)))
         else:
-            step_latency, s_per_unit = pricer.windowed(step, layout, placement)
+            budget_s = None if floor is None else give_up_above_s - (latency + transfer + floor + left_s)
+            windowed = pricer.windowed(step, layout, placement, step_bytes=step_bytes, budget_s=budget_s)
+            if windowed is None:
+                return None
+            step_latency, s_per_unit = windowed
             latency += float(np.sum(step_latency))
             transfer += float(np.sum(fabric.transfer_time_s(step_bytes, s_per_unit)))
         latency += fabric.setup_time_s(previous, step.circuit)
         if step.repeat > 1:
             latency += (step.repeat - 1) * fabric.setup_time_s(step.circuit, step.circuit)
         previous = step.circuit
-        if floor is not None and latency + transfer + floor > give_up_above_s:
+        if floor is not None and latency + transfer + floor + left_s > give_up_above_s:
             return None
     return Breakdown(latency, transfer, compute, schedule.num_steps)
 

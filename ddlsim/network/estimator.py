@@ -19,10 +19,11 @@ from ddlsim.caches import Memo
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
-from ddlsim.network.estimate import Breakdown, StepPricer, price_schedule, schedule_compute_s
+from ddlsim.network.estimate import Breakdown, StepPricer, price_schedule
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel, resolve_reduction_model
 from ddlsim.network.schedule import Schedule
+from ddlsim.network.selection import floor_s, rough_price_s
 from ddlsim.registry import ALGORITHMS
 from ddlsim.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
 
@@ -145,10 +146,12 @@ class CollectiveEstimator:
         return result
 
     def _best(self, request: ScheduleRequest, bound_s: float) -> tuple[CollectiveAlgorithm, Breakdown]:
-        """The fastest candidate; ties go to the first name. Candidates are priced in the order of
-        their local work (a floor of their price, known before any step is priced), and a
-        candidate is given up as soon as its partial price exceeds the best found so far: it
-        could not have won, so the choice and the price are those of pricing every candidate."""
+        """The fastest candidate; ties go to the first name. Each candidate's floor (local work
+        and one minimum hop latency per step with traffic, `ddlsim.network.selection`) is known
+        before any step is priced: a candidate whose floor exceeds the best price found so far is
+        not priced, and one whose partial price exceeds it is given up. Neither could have won,
+        so the choice and the price are those of pricing every candidate; candidates are priced
+        in the order of a rough guess of their price so that the likely winner comes first."""
         reasons: list[str] = []
         contenders = []
         for candidate in self.algorithm.candidates(request.op):
@@ -161,12 +164,15 @@ class CollectiveEstimator:
             if reason is not None:
                 reasons.append(f"{candidate.name}: {reason}")
                 continue
-            floor_s = schedule_compute_s(schedule, request.size_bytes, self.model)
-            contenders.append((floor_s, candidate.name, candidate, schedule))
+            floor = floor_s(schedule, self.pricer, request.size_bytes, self.model)
+            guess = rough_price_s(schedule, self.pricer, request.layout, request.placement, request.size_bytes, floor)
+            contenders.append((guess, candidate.name, floor, candidate, schedule))
         best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
-        for _, name, candidate, schedule in sorted(contenders, key=lambda entry: entry[:2]):
+        for _, name, floor, candidate, schedule in sorted(contenders, key=lambda entry: entry[:2]):
             # A margin keeps rounding from dropping a candidate that ties with the best (first name wins).
             limit_s = None if best is None else best[0] * (1 + PRUNE_MARGIN)
+            if limit_s is not None and floor > limit_s:
+                continue
             try:
                 result = price_schedule(self.pricer, schedule, request.layout, request.placement,
                                         request.size_bytes, self.model, give_up_above_s=limit_s)

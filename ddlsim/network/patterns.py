@@ -103,8 +103,9 @@ class Pairs(Pattern):
     digested, which costs a pass over them. `one_to_one` promises that no position sends or
     receives more than one transfer (a permutation step), which lets fabrics skip aggregation.
     `structure`, when set by a builder, names a regular shape a fabric may price in closed form:
-    ``("xor", m)`` (every position p sends to p XOR m) or ``("shift", d)`` (every position p sends
-    to (p + d) mod n), both with uniform weight. `validate=False` is for internal builders that
+    ``("xor", m)`` (every position p sends to p XOR m), ``("shift", d)`` (every position p sends
+    to (p + d) mod n) or ``("dim_shift", (stride, size, d))`` (the shift by d along one dimension
+    of `shift_pairs`), all with uniform weight. `validate=False` is for internal builders that
     pass int64 / float64 arrays they know to be valid.
     """
 
@@ -250,17 +251,16 @@ class Mesh(Pattern):
         order = positions[np.argsort(self.blocks[positions], kind="stable")]
         sizes = self.block_sizes()
         sizes = sizes[sizes > 0]
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        src_parts, dst_parts = [], []
-        for start, size in zip(starts, sizes):
-            members = order[start:start + size]
-            src = np.repeat(members, size)
-            dst = np.tile(members, size)
-            keep = src != dst
-            src_parts.append(src[keep])
-            dst_parts.append(dst[keep])
-        src = np.concatenate(src_parts) if src_parts else np.zeros(0, dtype=np.int64)
-        dst = np.concatenate(dst_parts) if dst_parts else np.zeros(0, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        # Block by block, every (member i, member j), i != j, with i outer: one pass over all blocks.
+        squares = sizes * sizes
+        block = np.repeat(np.arange(sizes.size), squares)
+        local = np.arange(int(squares.sum()), dtype=np.int64) - np.repeat(np.cumsum(squares) - squares, squares)
+        width = sizes[block]
+        first, second = local // width, local % width
+        keep = first != second
+        src = order[starts[block[keep]] + first[keep]]
+        dst = order[starts[block[keep]] + second[keep]]
         return PairArrays(src, dst, np.full(src.size, float(self.weight)))
 
 
@@ -303,7 +303,7 @@ def _full_shift(group_size: int, stride: int, size: int, offset: int, weight: fl
         moved = coordinate + offset
         moved[moved >= size] -= size
         dst = positions + (moved - coordinate) * stride
-        structure = None
+        structure = ("dim_shift", (stride, size, offset))
     key = ("shift", stride, size, offset, key_extra)
     return Pairs(group_size, positions, dst, weight, key=key, one_to_one=True, structure=structure, validate=False)
 
@@ -326,14 +326,30 @@ def uniform_array(value: float, shape: tuple[int, ...]) -> np.ndarray:
 _POSITIONS = PROCESS_CACHES.memo("network.positions", maxsize=16)
 
 
+class XorPairs(Pairs):
+    """A full XOR pattern whose destinations (src XOR mask) are built on first use only: fabrics
+    that price it in closed form never list them (at 2^20 ranks each would be 8 MB)."""
+
+    @property  # type: ignore[override]
+    def dst(self) -> np.ndarray:
+        built = self.__dict__.get("_dst")
+        if built is None:
+            built = self.src ^ self.structure[1]
+            object.__setattr__(self, "_dst", built)
+        return built
+
+    @dst.setter
+    def dst(self, value: np.ndarray | None) -> None:
+        object.__setattr__(self, "_dst", value)
+
+
 def xor_pairs(group_size: int, mask: int, weight: float = 1.0) -> Pairs:
     """Every position p sends to p XOR mask (recursive halving/doubling on a power-of-two group).
 
     Its key is ("xor", mask) whoever builds it: a key chosen by a caller could name other pairs
     elsewhere, and fabrics cache prices by key (rhd once called bit b's pattern ("xor", b))."""
-    positions = positions_of(group_size)
-    return Pairs(group_size, positions, positions ^ mask, float(weight), key=("xor", mask), one_to_one=True,
-                 structure=("xor", mask), validate=False)
+    return XorPairs(group_size, positions_of(group_size), None, float(weight), key=("xor", mask), one_to_one=True,
+                    structure=("xor", mask), validate=False)
 
 
 def dim_blocks(group_size: int, stride: int, size: int) -> np.ndarray:

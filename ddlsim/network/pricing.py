@@ -82,6 +82,7 @@ class PatternCost:
 
 
 MAX_SHARED_CELLS = 1 << 24
+SMALL_WINDOW_TABLE = 256
 
 
 def _dedupe_multicast(ids: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +174,13 @@ def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.n
 
 
 def window_max(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """max(values[low[i] : high[i] + 1]) for every i, with a sparse table (O(K log K) + O(1) each)."""
+    """max(values[low[i] : high[i] + 1]) for every i, with a sparse table (O(K log K) + O(1) each),
+    or for a few values (tree levels) a table of every window, read once per i."""
+    if 0 < values.size <= SMALL_WINDOW_TABLE:
+        row = np.asarray(values, dtype=np.float64)
+        square = np.broadcast_to(row, (row.size, row.size))
+        every = np.maximum.accumulate(np.where(np.tri(row.size, k=-1, dtype=bool), -np.inf, square), axis=1)
+        return every[low, high]
     table = [np.asarray(values, dtype=np.float64)]
     length = 1
     while 2 * length <= values.size:

@@ -82,12 +82,12 @@ def _pairs_step(builder: ScheduleBuilder, src_v: np.ndarray, dst_v: np.ndarray, 
         dst = virtual.real[dst_v] if real else dst_v
         pattern = Pairs(builder.n, src, dst, weight, key=key, one_to_one=True)
         builder.memo[memo_key] = pattern
-    src, dst = pattern.src, pattern.dst
     fraction = builder.payload / builder.n
     reductions = (Reduction(2, fraction * most),) if reduce and counts.size else ()
     step = CompactStep(pattern, fraction, reductions=reductions, label=label)
 
     def explicit():
+        src, dst = pattern.src, pattern.dst
         lists = [chunk_lists(i) for i in range(src.size)]
         sizes = np.array([chunks.size for chunks in lists])
         chunks = np.concatenate(lists)

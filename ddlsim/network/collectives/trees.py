@@ -153,21 +153,34 @@ def _double_reductions(dst: np.ndarray, chunk: np.ndarray, classes: np.ndarray, 
     """Per level, the reductions of the busiest receiver (most traffic, the lowest rank on ties):
     one per tree it receives in, of fan-in its children in that tree + 1. Counted over the
     level's edges only (sorted by class once)."""
-    order = np.argsort(classes, kind="stable")
+    # Levels are few: a stable radix sort on a small integer type (the same order as any stable sort).
+    small = classes.astype(np.int16) if height < (1 << 15) else classes
+    order = np.argsort(small, kind="stable")
     bounds = np.searchsorted(classes[order], np.arange(height + 1))
+    n = int(dst.max()) + 1 if dst.size else 0
     reductions: list[tuple[Reduction, ...]] = []
     for step_class in range(height):
         edges = order[bounds[step_class]:bounds[step_class + 1]]
         if edges.size == 0:
             reductions.append(())
             continue
-        receivers, inverse = np.unique(dst[edges], return_inverse=True)
-        per_tree = [np.bincount(inverse.ravel()[chunk[edges] == index], minlength=receivers.size) for index in range(2)]
+        receivers, per_tree = _receiver_counts(dst[edges], chunk[edges], n)
         traffic = sum(np.where(count > 0, count + 2, 0) for count in per_tree)
-        busiest = int(np.argmax(traffic))
+        busiest = int(np.argmax(traffic))  # the first maximum: the lowest receiving rank
         reductions.append(tuple(Reduction(int(count[busiest]) + 1, fraction) for count in per_tree
                                 if count[busiest] > 0))
     return reductions
+
+
+def _receiver_counts(receiving: np.ndarray, chunk: np.ndarray, n: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """(receivers in ascending order, edges each receives per tree): by sorting a few edges, or
+    by counting over every rank when the level is large (the same counts, in the same order)."""
+    if receiving.size * 16 < n:
+        receivers, inverse = np.unique(receiving, return_inverse=True)
+        return receivers, [np.bincount(inverse.ravel()[chunk == index], minlength=receivers.size) for index in range(2)]
+    counts = [np.bincount(receiving[chunk == index], minlength=n) for index in range(2)]
+    receivers = np.flatnonzero(counts[0] + counts[1])
+    return receivers, [count[receivers] for count in counts]
 
 
 @dataclass

@@ -138,6 +138,20 @@ class Fabric:
                            num_classes=pattern.num_classes, sources=src,
                            multicast=pattern.multicast and self.supports_multicast())
 
+    def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per class of `pattern`, its latency alone (the largest over its flows, as `price` gives
+        it) and a floor of its seconds per weight-byte, when the fabric can tell them without
+        pricing loads (`best` skips candidates by them); None when it cannot."""
+        return None
+
+    def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(latency_s, seconds per weight-byte) of each window [first, last] of classes of
+        `pattern` (rows of `windows`), each equal to the price of its pairs alone; None to
+        price every window by its own pattern (the default)."""
+        return None
+
     def transfer_time_s(self, step_bytes: np.ndarray, s_per_byte: np.ndarray | float) -> np.ndarray:
         """Head-to-tail time of steps carrying `step_bytes` per weight unit (linear by default;
         a slotted fabric rounds up to whole timeslots here)."""

@@ -86,6 +86,12 @@ class IdealSwitch(Fabric):
             return super().price_listed(pattern, layout, placement)
         if pattern.num_classes and not getattr(pattern, "one_to_one", False):
             return super().price_listed(pattern, layout, placement)
+        if getattr(pattern, "one_to_one", False) and not pattern.num_classes:
+            # One transfer per port: the largest transfer, without listing the pairs of every group.
+            if pattern.num_pairs() == 0:
+                return PatternCost.zero()
+            busiest = float(np.max(pattern.weight))
+            return PatternCost(self.latency_s, busiest * units.BITS_PER_BYTE / self.bandwidth_bps)
         src, dst, weight, classes = expand_listed(pattern, layout, placement)
         if pattern.num_classes:  # one transfer per port: each class costs its largest transfer
             class_time = np.zeros(pattern.num_classes)
@@ -96,11 +102,19 @@ class IdealSwitch(Fabric):
                                np.where(present, self.latency_s, 0.0), class_time, True)
         if src.size == 0:
             return PatternCost.zero()
-        if getattr(pattern, "one_to_one", False):
-            busiest = weight.max()
-        else:
-            busiest = max(np.bincount(src, weight).max(), np.bincount(dst, weight).max())
+        busiest = max(np.bincount(src, weight).max(), np.bincount(dst, weight).max())
         return PatternCost(self.latency_s, float(busiest) * units.BITS_PER_BYTE / self.bandwidth_bps)
+
+    def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every flow takes `latency_s`; a port carries at least the largest transfer through it."""
+        classes = getattr(pattern, "classes", None)
+        if not pattern.num_classes or classes is None:
+            return None
+        present = np.bincount(classes, minlength=pattern.num_classes) > 0
+        heaviest = np.zeros(pattern.num_classes)
+        np.maximum.at(heaviest, classes, pattern.weight)
+        return np.where(present, self.latency_s, 0.0), heaviest * units.BITS_PER_BYTE / self.bandwidth_bps
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         sizes = mesh.block_sizes()

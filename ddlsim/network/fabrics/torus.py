@@ -21,6 +21,7 @@ import numpy as np
 from ddlsim import units
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
+from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -189,31 +190,43 @@ class Torus2D(Fabric):
             hops.append(np.where(hops_y > j, np.where(forward_y, 2 * n, 3 * n) + node, -1))
         return tuple(hops)
 
-    def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
+    def _interval_parts(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights):
+        """Loads of the +x, -x, +y and -y links (None where no flow goes that way): rows of the
+        x parts are rows of the torus, rows of the y parts its columns."""
         width, height = self.dims
-        parts = []
         for forward in (True, False):
             rows = (forward_x == forward) & (hops_x > 0)
             if not rows.any():
-                parts.append(np.zeros(self.num_nodes))
+                yield None
                 continue
             start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
-            parts.append(_ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width).ravel())
+            yield _ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width)
         for forward in (True, False):
             rows = (forward_y == forward) & (hops_y > 0)
             if not rows.any():
-                parts.append(np.zeros(self.num_nodes))
+                yield None
                 continue
             start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
-            columns = _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
-            parts.append(columns.T.ravel())
-        return np.concatenate(parts)
+            yield _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
+
+    def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
+        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        flat = [np.zeros(self.num_nodes) if part is None else part.T.ravel() if index >= 2 else part.ravel()
+                for index, part in enumerate(parts)]
+        return np.concatenate(flat)
+
+    def interval_max(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> float:
+        """The largest of `_interval_loads` (the same values), without assembling them."""
+        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        return max(0.0 if part is None else float(part.max()) for part in parts)
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """Link loads by interval sums along rows and columns (the generic path handles classes)."""
         if pattern.num_classes:
             return super().price_listed(pattern, layout, placement)
         structured = self._xor_cost(pattern, layout, placement)
+        if structured is None:
+            structured = shift_cost(self, pattern, layout, placement)
         if structured is not None:
             return structured
         src, dst, weight, _ = expand_listed(pattern, layout, placement)
@@ -225,8 +238,32 @@ class Torus2D(Fabric):
         forward_y, hops_y = _short_way(y2 - y1, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
-        loads = self._interval_loads(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
-        return PatternCost(float(latency.max()), float(loads.max()) * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+        most = self.interval_max(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
+        return PatternCost(float(latency.max()), most * units.BITS_PER_BYTE / self.link_bandwidth_bps)
+
+    def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        return window_prices(self, pattern, windows, layout, placement)
+
+    def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each class's longest flow, and a floor of its seconds per weight-byte: a link carries at
+        least the heaviest flow crossing it (stated only for whole-number weights, whose interval
+        sums are exact; 0 otherwise)."""
+        if not pattern.num_classes:
+            return None
+        src, dst, weight, classes = expand_listed(pattern, layout, placement)
+        width = self.dims[0]
+        _, hops_x = _short_way(dst % width - src % width, width)
+        _, hops_y = _short_way(dst // width - src // width, self.dims[1])
+        latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
+                   + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
+        class_latency = np.zeros(pattern.num_classes)
+        np.maximum.at(class_latency, classes, latency)
+        heaviest = np.zeros(pattern.num_classes)
+        if np.all(weight == np.floor(weight)) and float(np.sum(weight)) < 2.0 ** 52:
+            np.maximum.at(heaviest, classes, np.where(hops_x + hops_y > 0, weight, 0.0))
+        return class_latency, heaviest * units.BITS_PER_BYTE / self.link_bandwidth_bps
 
     def _xor_cost(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
         """Closed form of a full XOR (RHD, recursive doubling) on whole rows, or None.

@@ -1,6 +1,7 @@
-"""A direct exchange too large to list (over 16.7 million transfers) is priced in closed form
-(`ramp/mesh.py`); it must give what the transcoder gives on the listed transfers. Checked on
-small RAMPs by lowering the listing limit so that both paths price the same meshes."""
+"""A direct exchange too large to list (over 16.7 million transfers), or whose members have more
+peers than transceiver groups, is priced in closed form (`ramp/mesh.py`); it must give what the
+transcoder gives on the listed transfers. Checked on small RAMPs by lowering the listing limit
+(and turning the peers rule off for the listed price) so that both paths price the same meshes."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ def test_closed_form_mesh_matches_the_listed_transcoder(monkeypatch, dims, subne
             continue  # (a mesh too large to list has more peers than transceiver groups)
         layout = GroupLayout(size, stride, size * stride)
         for op in ("all_to_all", "reduce_scatter", "all_gather", "barrier"):
-            listed = _price(dims, subnet, op, layout)
+            with monkeypatch.context() as patch:  # the transcoder on the listed transfers
+                patch.setattr(ramp_fabric.RampFabric, "_mesh_multiplexed", lambda self, mesh: False)
+                listed = _price(dims, subnet, op, layout)
             with monkeypatch.context() as patch:
                 patch.setattr(ramp_fabric, "MAX_LISTED_PAIRS", 10)
                 closed = _price(dims, subnet, op, layout)

@@ -51,19 +51,33 @@ def _cheapest_box(fabric: RampFabric, num_ranks: int) -> tuple[int, int, int] | 
     if len(shapes) <= 1:
         return shapes[0] if shapes else None
     if num_ranks > PRICED_UP_TO:
-        return min(shapes, key=lambda shape: (-shape[0], active_steps(*shape), shape[1]))
+        return min(shapes, key=_rule_order)
     # Imported here: the collectives import the fabric, and a placement is needed only when pricing.
     from ddlsim.network.collectives.base import ScheduleRequest
     from ddlsim.network.collectives.rampx.algorithm import RampX
-    from ddlsim.network.estimator import CollectiveEstimator
+    from ddlsim.network.estimate import price_schedule
+    from ddlsim.network.estimator import PRUNE_MARGIN, CollectiveEstimator
 
     estimator = CollectiveEstimator(fabric, RampX())
     layout = GroupLayout(num_ranks, 1, num_ranks)
-    priced = []
-    for shape in shapes:
+    best: tuple[float, int, tuple[int, int, int]] | None = None
+    # The box the rule would take first (likely the fastest); a box is given up as soon as its
+    # partial price exceeds the best so far (it could not win): the same choice as pricing every box.
+    for shape in sorted(shapes, key=_rule_order):
         nodes = place_job(num_ranks, dims, "contention_aware", shape)
         placement = Placement(num_ranks, nodes, key=("ramp_box", num_ranks, shape))
         request = ScheduleRequest(CollectiveOp.ALL_REDUCE, num_ranks, 0, PROBE_BYTES, fabric, layout, placement)
-        time_s = estimator.breakdown(estimator.algorithm, request).time_s
-        priced.append((time_s, active_steps(*shape), shape))
-    return min(priced)[2]
+        schedule = estimator.schedule(estimator.algorithm, request)
+        limit_s = None if best is None else best[0] * (1 + PRUNE_MARGIN)
+        result = price_schedule(estimator.pricer, schedule, layout, placement, PROBE_BYTES, estimator.model,
+                                give_up_above_s=limit_s)
+        if result is not None:
+            entry = (result.time_s, active_steps(*shape), shape)
+            best = entry if best is None or entry < best else best
+    assert best is not None
+    return best[2]
+
+
+def _rule_order(shape: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The rule's preference: the most communication groups, then the fewest steps, then the fewest racks."""
+    return (-shape[0], active_steps(*shape), shape[1])

@@ -38,6 +38,7 @@ from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
+from ddlsim.network.fabrics.ramp.plan_choice import fastest_plan
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
@@ -222,7 +223,8 @@ class RampFabric(Fabric):
                            class_slots / rate, disjoint)
 
     def _price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
-        if isinstance(pattern, Mesh) and listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS:
+        if isinstance(pattern, Mesh) and (listed_pairs_count(pattern, layout) > MAX_LISTED_PAIRS
+                                          or self._mesh_multiplexed(pattern)):
             return self._price_large_mesh(pattern, layout, placement)
         src, dst, weight = self.transfers(pattern, layout, placement)
         if pattern.num_classes:
@@ -238,6 +240,13 @@ class RampFabric(Fabric):
             per_pair, rounds = self.step_plan(src, dst)
             s_per_unit = rounds * float(weight.max()) / (per_pair * self.group_rate_bytes_per_s)
         return PatternCost(self.step_latency_s, s_per_unit)
+
+    def _mesh_multiplexed(self, mesh: Mesh) -> bool:
+        """True when a member has more peers than transceiver groups: the transcoder then
+        time-multiplexes the step in ceil(load / x) rounds without building an assignment
+        (`transcoder.plan_step_rules`), which the closed form counts without listing a transfer
+        (equal on every mesh of tests/network/ramp/test_ramp_large_mesh.py)."""
+        return self.switching != "ideal" and int(mesh.block_sizes().max(initial=0)) - 1 > self.dims.x
 
     def _price_large_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         """A direct exchange too large to list: ceil(load / x) rounds at one transceiver group per
@@ -292,15 +301,9 @@ class RampFabric(Fabric):
             plan_found = (self.dims.x, 1)
         else:
             use_all = one_to_one or self.transceiver_policy == "greedy"
-            best: tuple[float, int, int] | None = None
-            plans = transcoder.plan_step_rules(self.dims, src, dst, members=peers + 1, use_all=use_all,
-                                               rules=(*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES),
-                                               kind=self.subnet)
-            for plan in plans:
-                if best is None or plan.slowdown < best[0]:
-                    best = (plan.slowdown, plan.per_pair, plan.rounds)
-            assert best is not None
-            plan_found = best[1:]
+            plan = fastest_plan(self.dims, src, dst, members=peers + 1, use_all=use_all,
+                                rules=(*transcoder.BASE_RULES, *transcoder.NUMBERED_RULES), kind=self.subnet)
+            plan_found = (plan.per_pair, plan.rounds)
         return _PLANS.put(key, plan_found)
 
     def _wavelengths_disjoint(self, src: np.ndarray, dst: np.ndarray) -> bool:

@@ -1,0 +1,232 @@
+"""`best` prunes and orders its candidates (`ddlsim.network.selection`) without changing its choice.
+
+- Every candidate's floor (local work plus one minimum hop latency per step with traffic) is
+  at most its price (up to rounding), on every fabric kind here.
+- The torus and the ideal switch tell each class's latency (equal to the price of the class
+  alone) and a floor of its transfer without pricing loads.
+- `best` (pruned, ordered, giving up early) chooses the same algorithm at the same price as
+  pricing every candidate in full and keeping the smallest (price, name).
+- The torus's closed-form full shift (Bruck, the dissemination barrier, rings) equals the
+  flow-by-flow price float for float.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ddlsim.catalog import load_all
+from ddlsim.errors import InfeasibleError
+from ddlsim.network import CollectiveEstimator, make_fabric
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.estimate import price_schedule
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.torus_forms import shift_cost
+from ddlsim.network.patterns import Pairs, shift_pairs
+from ddlsim.network.selection import floor_s
+from ddlsim.types import CollectiveOp, GroupLayout
+
+OPS = [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
+
+
+def _fabrics(n: int) -> dict:
+    return {
+        "ideal": make_fabric("ideal", num_nodes=n),
+        "superpod": make_fabric("superpod", num_nodes=n),
+        "torus2d": make_fabric("torus2d", num_nodes=n, dims=[], router_latency="7ns"),
+        "leaf_spine": make_fabric("leaf_spine", num_nodes=n, tier_sizes=[n]),
+    }
+
+
+def _every_candidate(fabric, op: CollectiveOp, size_bytes: int, n: int):
+    """(price, name, estimate) of every candidate of `best`, each priced in full on its own."""
+    load_all()
+    priced = []
+    for candidate in CollectiveEstimator(fabric, "best").algorithm.candidates(op):
+        if candidate.supports(fabric, op, n) is not None:
+            continue
+        try:
+            estimate = CollectiveEstimator(fabric, candidate).estimate(op, size_bytes, num_ranks=n)
+        except InfeasibleError:
+            continue
+        priced.append((estimate.time_s, candidate.name, estimate))
+    return priced
+
+
+@pytest.mark.parametrize("n", [16, 64, 256])
+@pytest.mark.parametrize("fabric_name", ["ideal", "superpod", "torus2d", "leaf_spine"])
+def test_best_chooses_what_pricing_every_candidate_chooses(fabric_name, n):
+    fabric = _fabrics(n)[fabric_name]
+    checked = 0
+    for op in OPS:
+        for size_bytes in ([0] if op is CollectiveOp.BARRIER else [4096, 10**9]):
+            priced = _every_candidate(fabric, op, size_bytes, n)
+            if not priced:
+                continue
+            time_s, name, alone = min(priced, key=lambda entry: entry[:2])
+            chosen = CollectiveEstimator(fabric, "best").estimate(op, size_bytes, num_ranks=n)
+            assert (chosen.algorithm, chosen.time_s) == (name, time_s), (op, size_bytes)
+            assert (chosen.latency_s, chosen.transfer_s, chosen.compute_s) == (
+                alone.latency_s, alone.transfer_s, alone.compute_s)
+            checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("fabric_name", ["ideal", "superpod", "torus2d", "leaf_spine"])
+def test_every_candidates_floor_is_at_most_its_price(fabric_name):
+    n = 64
+    fabric = _fabrics(n)[fabric_name]
+    estimator = CollectiveEstimator(fabric, "best")
+    checked = 0
+    for op in OPS:
+        size_bytes = 0 if op is CollectiveOp.BARRIER else 10**8
+        layout = GroupLayout(n)
+        request = ScheduleRequest(op, n, 0, size_bytes, fabric, layout, fabric.place(n))
+        for candidate in estimator.algorithm.candidates(op):
+            if candidate.supports(fabric, op, n) is not None:
+                continue
+            try:
+                schedule = estimator.schedule(candidate, request)
+                result = price_schedule(estimator.pricer, schedule, layout, request.placement, size_bytes,
+                                        estimator.model)
+            except InfeasibleError:
+                continue
+            # Sums in another order may differ by rounding; `best` prunes with a margin of 1e-9.
+            floor = floor_s(schedule, estimator.pricer, size_bytes, estimator.model)
+            assert floor <= result.time_s * (1 + 1e-12), (op, candidate.name)
+            checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("fabric_name", ["torus2d", "ideal"])
+@pytest.mark.parametrize("algorithm", ["binary_tree", "double_binary_tree", "pipelined_tree"])
+def test_class_floor_is_each_class_latency_and_at_most_its_transfer(algorithm, fabric_name):
+    n = 96
+    fabric = (make_fabric("torus2d", dims=[8, 12], router_latency="7ns") if fabric_name == "torus2d"
+              else make_fabric("ideal", num_nodes=n))
+    estimator = CollectiveEstimator(fabric, algorithm)
+    layout = GroupLayout(n)
+    placement = fabric.place(n)
+    checked = 0
+    for op in (CollectiveOp.ALL_REDUCE, CollectiveOp.BROADCAST, CollectiveOp.REDUCE, CollectiveOp.GATHER):
+        if estimator.algorithm.supports(fabric, op, n) is not None:
+            continue
+        request = ScheduleRequest(op, n, 0, 10**6, fabric, layout, placement)
+        for step in estimator.schedule(estimator.algorithm, request).steps:
+            pattern = step.pattern
+            if step.windows is None or not isinstance(pattern, Pairs):
+                continue
+            latency, s_per_unit = fabric.class_floor(pattern, layout, placement)
+            for klass in range(pattern.num_classes):
+                selected = pattern.select(klass, klass)
+                for alone in (fabric.price(selected, layout, placement),
+                              Fabric.price_listed(fabric, selected, layout, placement)):
+                    assert latency[klass] == alone.latency_s
+                    assert s_per_unit[klass] <= alone.s_per_unit
+                checked += 1
+    assert checked >= 8
+
+
+def _listed(pattern: Pairs) -> Pairs:
+    return Pairs(pattern.group_size, pattern.src, pattern.dst, pattern.weight, key=("listed", pattern.key),
+                 one_to_one=True)
+
+
+@pytest.mark.parametrize("dims", [(8, 8), (4, 16), (16, 4), (2, 8), (8, 6), (5, 7), (1, 8), (8, 1), (3, 3)])
+def test_torus_shift_closed_form_equals_the_listed_price(dims):
+    torus = make_fabric("torus2d", dims=list(dims), router_latency="7ns")
+    checked = 0
+    for n in range(2, torus.num_nodes + 1):
+        layout, placement = GroupLayout(n), torus.place(n)
+        for offset in range(1, n):
+            pattern = shift_pairs(n, 1, n, offset, weight=1 / 3)
+            closed = shift_cost(torus, pattern, layout, placement)
+            if closed is None:
+                continue
+            listed = torus.price_listed(_listed(pattern), layout, placement)
+            assert (closed.latency_s, closed.s_per_unit) == (listed.latency_s, listed.s_per_unit), (n, offset)
+            checked += 1
+    assert checked >= torus.num_nodes - 1  # at least every offset of the whole torus
+
+
+@pytest.mark.parametrize("op", ["all_gather", "all_to_all", "barrier"])
+def test_torus_bruck_at_4096_ranks_matches_flow_by_flow_pricing(op, monkeypatch):
+    import ddlsim.network.fabrics.torus as torus_module
+
+    torus = make_fabric("torus2d", dims=[64, 64])
+    size_bytes = 0 if op == "barrier" else 10**9
+    closed = CollectiveEstimator(torus, "bruck").estimate(op, size_bytes, num_ranks=4096)
+    monkeypatch.setattr(torus_module, "shift_cost", lambda *args: None)
+    listed = CollectiveEstimator(torus, "bruck").estimate(op, size_bytes, num_ranks=4096)
+    assert closed == listed
+    assert np.isfinite(closed.time_s)
+
+
+@pytest.mark.parametrize("dims", [(8, 8), (4, 16), (16, 4), (8, 6), (6, 4), (12, 6)])
+def test_torus_shift_along_one_dimension_equals_the_listed_price(dims):
+    torus = make_fabric("torus2d", dims=list(dims), router_latency="7ns")
+    checked = 0
+    for n in range(2, torus.num_nodes + 1):
+        layout, placement = GroupLayout(n), torus.place(n)
+        for stride in range(1, n + 1):
+            for size in range(2, n // stride + 1):
+                if n % (stride * size):
+                    continue
+                for offset in range(1, size):
+                    pattern = shift_pairs(n, stride, size, offset, weight=1 / 3)
+                    closed = shift_cost(torus, pattern, layout, placement)
+                    if closed is None:
+                        continue
+                    listed = torus.price_listed(_listed(pattern), layout, placement)
+                    assert (closed.latency_s, closed.s_per_unit) == (listed.latency_s, listed.s_per_unit), (
+                        n, stride, size, offset)
+                    checked += 1
+    assert checked >= 100
+
+
+@pytest.mark.parametrize("algorithm", ["torus2d", "hierarchical", "ring"])
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "broadcast"])
+def test_torus_rings_at_4096_ranks_match_flow_by_flow_pricing(algorithm, op, monkeypatch):
+    import ddlsim.network.fabrics.torus as torus_module
+
+    torus = make_fabric("torus2d", dims=[64, 64])
+    closed = CollectiveEstimator(torus, algorithm).estimate(op, 10**9, num_ranks=4096)
+    monkeypatch.setattr(torus_module, "shift_cost", lambda *args: None)
+    listed = CollectiveEstimator(torus, algorithm).estimate(op, 10**9, num_ranks=4096)
+    assert closed == listed
+
+
+@pytest.mark.parametrize("dims", [(8, 12), (16, 4), (5, 7)])
+@pytest.mark.parametrize("algorithm", ["pipelined_tree", "binary_tree", "double_binary_tree"])
+def test_torus_window_prices_equal_each_window_priced_alone(dims, algorithm):
+    torus = make_fabric("torus2d", dims=list(dims), router_latency="7ns")
+    n = torus.num_nodes
+    layout, placement = GroupLayout(n), torus.place(n)
+    estimator = CollectiveEstimator(torus, algorithm)
+    checked = 0
+    for op in (CollectiveOp.ALL_REDUCE, CollectiveOp.BROADCAST, CollectiveOp.GATHER):
+        if estimator.algorithm.supports(torus, op, n) is not None:
+            continue
+        request = ScheduleRequest(op, n, 0, 10**6, torus, layout, placement)
+        for step in estimator.schedule(estimator.algorithm, request).steps:
+            if step.windows is None:
+                continue
+            windows = np.unique(np.stack(step.windows, axis=1), axis=0)
+            latency, s_per_unit = torus.price_windows(step.pattern, windows, layout, placement)
+            for index, (first, last) in enumerate(windows):
+                alone = torus.price(step.pattern.select(int(first), int(last)), layout, placement)
+                assert (latency[index], s_per_unit[index]) == (alone.latency_s, alone.s_per_unit)
+                checked += 1
+    assert checked >= 4
+
+
+def test_window_max_equals_the_maximum_of_each_window():
+    from ddlsim.network.pricing import SMALL_WINDOW_TABLE, window_max
+
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 17, SMALL_WINDOW_TABLE, SMALL_WINDOW_TABLE + 1, 600):  # both the table and the sparse table
+        values = rng.uniform(-1.0, 5.0, size)
+        low = rng.integers(0, size, 300)
+        high = np.minimum(low + rng.integers(0, size, 300), size - 1)
+        expected = np.array([values[first:last + 1].max() for first, last in zip(low, high)])
+        assert np.array_equal(window_max(values, low, high), expected)

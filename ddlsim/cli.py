@@ -35,6 +35,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.cli_arguments import normalise_arguments
 from ddlsim.cli_help import help_overrides, render_help
 from ddlsim.config_store import config_dir, register_configs
 from ddlsim.errors import DdlsimError, InfeasibleError
@@ -131,7 +132,7 @@ def _drop_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: ``sys.argv[1:]``); return the exit status."""
     register_configs()
-    arguments = list(sys.argv[1:] if argv is None else argv)
+    arguments = normalise_arguments(sys.argv[1:] if argv is None else argv)
     show_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # In-process callers get Hydra's singletons back as they were (as Hydra's own test fixture
     # does it); the console script, which exits afterwards, skips the copy (about 0.15 s).

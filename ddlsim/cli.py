@@ -12,7 +12,8 @@ A reader that stops reading (``ddlsim --help | head``) ends the command quietly 
 the status of a process that SIGPIPE stopped.
 
 Inside a sweep (``-m``) a point that cannot run is a row with its ``status`` instead, and the
-sweep goes on (`ddlsim.runner.run_point`). Set HYDRA_FULL_ERROR=1 to see the full traceback.
+sweep goes on (`ddlsim.runner.run_point`). Set DDLSIM_DEBUG=1 (or HYDRA_FULL_ERROR=1) to see the full
+traceback, with the library error it came from chained as its cause.
 
 `main(argv)` may be called in-process (tests do): it returns the exit status and, given `argv`,
 leaves Hydra's global state (`GlobalHydra`, the `HydraConfig` singleton) as it found it, through
@@ -35,9 +36,10 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from ddlsim.cli_arguments import normalise_arguments
 from ddlsim.cli_help import help_overrides, render_help
 from ddlsim.config_store import config_dir, register_configs
-from ddlsim.errors import DdlsimError, InfeasibleError
+from ddlsim.errors import DdlsimError, InfeasibleError, debug_enabled
 from ddlsim.files import check_writable_files
 from ddlsim.registry import omegaconf_error_to_config_error
 from ddlsim.report.results import result_names, write_results
@@ -131,8 +133,8 @@ def _drop_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: ``sys.argv[1:]``); return the exit status."""
     register_configs()
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    show_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    arguments = normalise_arguments(sys.argv[1:] if argv is None else argv)
+    show_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1" or debug_enabled()
     # In-process callers get Hydra's singletons back as they were (as Hydra's own test fixture
     # does it); the console script, which exits afterwards, skips the copy (about 0.15 s).
     saved_state = Singleton.get_state() if argv is not None else None

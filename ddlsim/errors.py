@@ -7,11 +7,36 @@ in memory, the group is larger than the fabric). Both name the offending value a
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+DEBUG_VARIABLE = "DDLSIM_DEBUG"
+
+
+def debug_enabled() -> bool:
+    """``DDLSIM_DEBUG=1``: errors chain their causes and the command prints full tracebacks."""
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
 class DdlsimError(Exception):
-    """Base class of every error ddlsim raises on purpose."""
+    """Base class of every error ddlsim raises on purpose.
+
+    `cause` is the exception it was made from (a torch error under a capture, say), kept whether
+    or not it is chained: ``raise error.keep_cause(cause) from debug_cause(cause)`` chains it
+    (``__cause__``) only under ``DDLSIM_DEBUG=1``, so that an uncaught error prints ddlsim's line,
+    not the library's traceback before it.
+    """
+
+    cause: BaseException | None = None
+
+    def keep_cause(self, cause: BaseException | None) -> DdlsimError:
+        self.cause = cause
+        return self
+
+
+def debug_cause(cause: BaseException | None) -> BaseException | None:
+    """What to chain an error to: its cause under ``DDLSIM_DEBUG=1``, else nothing."""
+    return cause if debug_enabled() else None
 
 
 NO_VALUE: Any = type("NoValue", (), {"__repr__": lambda self: "NO_VALUE"})()

@@ -29,7 +29,7 @@ from torch.distributed.tensor.parallel import (
 )
 
 SHAPES = {
-    "tiny": dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=4,
+    "tiny": dict(hidden_size=256, num_hidden_layers=2, num_attention_heads=16, num_key_value_heads=8,
                  intermediate_size=688, vocab_size=4096, seq_len=128),
     "llama3_8b": dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
                       intermediate_size=14336, vocab_size=128256, seq_len=8192),

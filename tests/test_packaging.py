@@ -21,6 +21,7 @@ from ddlsim import resources
 ROOT = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
 DATA_PACKAGES = {"ddlsim.configs": "configs", "ddlsim.profiles": "profiles"}
+EXAMPLE_PACKAGES = {"ddlsim.examples": "examples"}
 
 
 def _shipped_files(directory: str) -> set[str]:
@@ -55,8 +56,9 @@ def test_a_data_tree_of_another_checkout_is_not_taken(monkeypatch, tmp_path) -> 
 
 def test_pyproject_lists_every_package_and_maps_the_data_trees() -> None:
     found = set(find_packages(where=str(ROOT), include=["ddlsim*"]))
-    assert set(SETUPTOOLS["packages"]) == found | set(DATA_PACKAGES)
-    assert SETUPTOOLS["package-dir"] == DATA_PACKAGES
+    examples = {"ddlsim." + name for name in find_packages(where=str(ROOT), include=["examples*"])}
+    assert set(SETUPTOOLS["packages"]) == found | set(DATA_PACKAGES) | examples
+    assert SETUPTOOLS["package-dir"] == DATA_PACKAGES | EXAMPLE_PACKAGES
 
 
 @pytest.mark.parametrize(("package", "directory"), sorted(DATA_PACKAGES.items()))
@@ -127,7 +129,7 @@ def _copy_sources(destination: Path) -> Path:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, destination / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("ddlsim", *DATA_PACKAGES.values()):
+    for name in ("ddlsim", *DATA_PACKAGES.values(), *EXAMPLE_PACKAGES.values()):
         shutil.copytree(ROOT / name, destination / name, ignore=ignore)
     return destination
 
@@ -158,3 +160,10 @@ def test_the_built_wheel_carries_every_data_file_and_runs_from_another_directory
     configs, profiles, experiments = result.stdout.split()
     assert Path(configs) == site / "ddlsim" / "configs" and Path(profiles) == site / "ddlsim" / "profiles"
     assert int(experiments) == len(list((ROOT / "configs" / "experiment").glob("*.yaml")))
+
+    # The default entry of model=program is importable away from a checkout (issue 25).
+    probe = ("from ddlsim.capture.api import resolve_entry; "
+             "print(resolve_entry('examples.ddp_cnn:build').__module__)")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=environment, capture_output=True,
+                            text=True, timeout=600, check=True)
+    assert result.stdout.split() == ["ddlsim.examples.ddp_cnn"]

@@ -19,10 +19,13 @@ still runs every micro-batch, and the iteration graph is the one a full record g
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -35,21 +38,47 @@ from ddlsim.errors import ConfigError
 
 
 def resolve_entry(entry: str) -> Callable[..., Any]:
-    """``pkg.module:function`` -> the function (the CLI's ``model.entry``); the current directory is
-    importable, as it is for ``python -m``."""
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    module_name, _, attribute = entry.partition(":")
+    """``pkg.module:function`` or ``path/to/file.py:function`` -> the function (the CLI's
+    ``model.entry``). The current directory is importable, as it is for ``python -m``; outside a
+    checkout, ``examples.<name>`` is the copy shipped in the package (``ddlsim.examples``)."""
+    module_name, _, attribute = entry.rpartition(":")
     if not module_name or not attribute:
-        raise ConfigError("entry", entry, "must be 'package.module:function', e.g. examples.ddp_cnn:build")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from None
+        raise ConfigError("entry", entry, "must be 'package.module:function' or 'path/to/file.py:function', "
+                          "e.g. examples.ddp_cnn:build")
+    module = _load_file(entry, module_name) if module_name.endswith(".py") else _import(entry, module_name)
     function = getattr(module, attribute, None)
     if not callable(function):
         raise ConfigError("entry", entry, f"{module_name} has no function {attribute!r}")
     return function
+
+
+def _import(entry: str, module_name: str) -> Any:
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if module_name.startswith("examples.") and error.name == "examples":
+            return _import(entry, f"ddlsim.{module_name}")
+        raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from error
+    except ImportError as error:
+        raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from error
+
+
+def _load_file(entry: str, path_text: str) -> Any:
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        raise ConfigError("entry", entry, f"no such file {path}")
+    name = f"ddlsim_entry_{path.stem}_{zlib.crc32(str(path).encode()):08x}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as error:
+        sys.modules.pop(name, None)
+        raise ConfigError("entry", entry, f"cannot import {path}: {error}") from error
+    return module
 
 
 def describe_function(function: Any) -> str:

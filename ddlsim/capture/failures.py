@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 from torch._subclasses.fake_tensor import (
@@ -12,14 +15,44 @@ from torch._subclasses.fake_tensor import (
     UnsupportedOperatorException,
 )
 
-from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError, debug_enabled
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # ddlsim's own frames
 NO_FAKE_TEXTS = ("no fake impl", "there was no fake impl or Meta kernel")
+SCALAR_READS = {"aten._local_scalar_dense", "aten.item", "aten.is_nonzero", "aten.equal"}
+# Loggers of torch that print a failing meta kernel's traceback before the exception reaches us.
+TORCH_LOGGERS = ("torch._subclasses.fake_tensor", "torch._subclasses.fake_impls")
+
+
+def _user_line() -> str:
+    """The innermost frame of the user's program on the current stack (not torch's, not ddlsim's)."""
+    frames = [frame for frame in traceback.extract_stack()
+              if "site-packages" not in frame.filename and not frame.filename.startswith(PACKAGE_DIR)
+              and not frame.filename.startswith("<")]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
 
 
 def _where(module: str) -> str:
-    return f" in module {module}" if module else ""
+    line = _user_line()
+    return (f" in module {module}" if module else "") + (f" at {line}" if line else "")
+
+
+@contextlib.contextmanager
+def torch_tracebacks_quiet() -> Iterator[None]:
+    """Keep torch from logging a failing meta kernel's traceback; ddlsim says it in one line
+    (``DDLSIM_DEBUG=1`` keeps torch's logs and chains torch's exception as the cause)."""
+    if debug_enabled():
+        yield
+        return
+    loggers = [logging.getLogger(name) for name in TORCH_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def translate_op_error(error: BaseException, func: Any, module: str) -> DdlsimError | None:
@@ -27,6 +60,11 @@ def translate_op_error(error: BaseException, func: Any, module: str) -> DdlsimEr
     if isinstance(error, DdlsimError):
         return error
     name = f"{func.namespace}.{func._opname}"
+    if isinstance(error, DataDependentOutputException) and name in SCALAR_READS:
+        return InfeasibleError(
+            f"op {name}{_where(module)} reads a Python value from a tensor (.item(), float(t), bool(t), "
+            "`if t:`), which a fake-tensor capture does not have; compute it from shapes or configuration, "
+            "or move it out of the training step")
     if isinstance(error, (DynamicOutputShapeException, DataDependentOutputException)):
         return InfeasibleError(
             f"op {name}{_where(module)} has a data-dependent output (its shape or value depends on tensor "
@@ -39,8 +77,8 @@ def translate_op_error(error: BaseException, func: Any, module: str) -> DdlsimEr
     return None
 
 
-def build_error(error: BaseException) -> DdlsimError:
-    """A one-line error for an exception the user's build or step function raised."""
+def build_error(error: BaseException, module: str = "") -> DdlsimError:
+    """A one-line error for an exception the user's build or step function raised (in `module`)."""
     if isinstance(error, DdlsimError):
         return error
     if "Couldn't swap" in str(error):
@@ -50,7 +88,7 @@ def build_error(error: BaseException) -> DdlsimError:
     frames = traceback.extract_tb(error.__traceback__)
     user = [frame for frame in frames if "site-packages" not in frame.filename
             and not frame.filename.startswith(PACKAGE_DIR)]
-    where = f" at {user[-1].filename}:{user[-1].lineno}" if user else ""
+    where = (f" in module {module}" if module else "") + (f" at {user[-1].filename}:{user[-1].lineno}" if user else "")
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return ConfigError("build", type(error).__name__,
                        f"the build or step function raised {type(error).__name__}: {message}{where}; "

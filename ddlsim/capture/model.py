@@ -6,10 +6,11 @@
 Either ``entry`` (``package.module:function``, called as ``build(mesh, **options)``; the
 current directory is importable) with ``mesh_shape`` and ``mesh_dim_names``, or ``capture``, a
 file written by `CapturedProgram.save`, which is used instead of the entry when given. The
-defaults capture ``examples/ddp_cnn.py`` on 8 ranks (run from the repository root). Building
-the model only checks the settings; the capture runs when the first run needs it and is reused
-by every later run of the process (`cache.CAPTURES`). The program decides its own parallelism,
-so the ``parallel`` group must stay at its defaults. ``global_batch`` and ``seq_len`` declare the
+defaults capture ``examples/ddp_cnn.py`` on 8 ranks (the checkout's copy from its root, else
+the copy shipped as ``ddlsim.examples``). Building the model only checks the settings; the
+capture runs when the first run needs it and is reused by every later run of the process
+(`cache.CAPTURES`). The program decides its own parallelism, so the ``parallel`` group must stay
+at its defaults. ``global_batch`` and ``seq_len`` declare the
 step's batch for the throughput columns (0: from the program, `throughput.py`);
 ``check_memory=false`` prices a capture whose peak live tensor bytes exceed the device memory
 instead of refusing it. This module does not import torch; the capture room is imported when a

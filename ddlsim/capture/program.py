@@ -41,7 +41,7 @@ from ddlsim.capture.records import (
     VALUE_FIELDS,
     OpRecord,
 )
-from ddlsim.errors import ConfigError
+from ddlsim.errors import ConfigError, debug_cause
 
 METADATA_KEY = b"ddlsim.capture"
 MERGE_KEYS = ("rank", "op", "size_bytes", "group_size", "group_stride", "group_num_ranks", "group_label", "phase",
@@ -209,7 +209,12 @@ class CapturedProgram:
         path = Path(path)
         if not path.is_file():
             raise ConfigError("capture", str(path), "no such file; write one with CapturedProgram.save(path)")
-        table = pq.read_table(path)
+        try:
+            table = pq.read_table(path)
+        except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+            first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise ConfigError("capture", str(path), f"is not a readable Parquet capture ({first_line})"
+                              ).keep_cause(error) from debug_cause(error)
         raw = (table.schema.metadata or {}).get(METADATA_KEY)
         if raw is None:
             raise ConfigError("capture", str(path), "is not a ddlsim capture (no capture metadata in the file)")

@@ -30,6 +30,7 @@ from ddlsim.capture.records import COLLECTIVE, COMPUTE, VALUE_FIELDS, OpRecord
 from ddlsim.capture.replay import encode_arguments
 from ddlsim.capture.streams import Timeline, current_stream_name
 from ddlsim.capture.values import NO_VALUES, Storages, watching_resizes
+from ddlsim.errors import debug_cause
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _PROCESS_GROUP = torch._C._distributed_c10d.ProcessGroup
@@ -66,6 +67,7 @@ class Recorder(TorchDispatchMode):
         self.suspended = 0  # > 0 while DTensor infers output shapes by running ops on fake tensors
         self.inferring = 0  # > 0 while tensors are made only to infer shapes: they are not the program's memory
         self.failure: BaseException | None = None
+        self.failed_module = ""  # the module whose op raised an error ddlsim does not translate
         self._groups: dict[str, tuple[tuple[int, ...], str]] = {}
         self.storages = Storages()  # live memory and value identity (values.py)
         self._resizes = contextlib.ExitStack()
@@ -152,9 +154,10 @@ class Recorder(TorchDispatchMode):
         except Exception as error:
             translated = translate_op_error(error, func, self.attribution.module())
             if translated is None:
+                self.failed_module = self.failed_module or self.attribution.module()
                 raise
             self.failure = self.failure or translated
-            raise translated from None
+            raise translated.keep_cause(error) from debug_cause(error)
 
     # ---- compute ---------------------------------------------------------------------------
     def _record_compute(self, func: Any, args: tuple, kwargs: dict, out: Any, tensors: list[torch.Tensor]) -> None:

@@ -25,17 +25,20 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor._sharding_prop import ShardingPropagator
 
 from ddlsim.capture.attribution import Attribution
+from ddlsim.capture.compiled import compile_runs_eager
 from ddlsim.capture.ddp import ddp_on_fake_process_group
-from ddlsim.capture.failures import build_error
+from ddlsim.capture.devices import cuda_on_fake_device
+from ddlsim.capture.failures import build_error, torch_tracebacks_quiet
 from ddlsim.capture.fsdp import lazy_fsdp_chunks
 from ddlsim.capture.gpu_paths import cuda_code_paths
 from ddlsim.capture.hf_paths import unpacked_sequences
+from ddlsim.capture.initialisers import initialisers_skip_fake_tensors
 from ddlsim.capture.pipelining import stage_votes_locally
 from ddlsim.capture.recorder import Recorder
 from ddlsim.capture.records import OpRecord
 from ddlsim.capture.replicate import Replay, Replicator, replicate_chunks
 from ddlsim.capture.streams import Timeline, patched_runtime
-from ddlsim.errors import ConfigError, DdlsimError
+from ddlsim.errors import ConfigError, DdlsimError, debug_cause
 
 SHAPE_INFERENCE = "_propagate_tensor_meta_non_cached"
 Build = Callable[[Any], Callable[[], Any]]
@@ -116,7 +119,8 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0,
         try:
             with patched_runtime(timeline), recorder.suspended_in(ShardingPropagator, SHAPE_INFERENCE, False), \
                     optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
-                    lazy_fsdp_chunks(), cuda_code_paths(), replicate_chunks(replicator), fake_mode, recorder:
+                    lazy_fsdp_chunks(), cuda_code_paths(), replicate_chunks(replicator), torch_tracebacks_quiet(), \
+                    initialisers_skip_fake_tensors(), compile_runs_eager(), cuda_on_fake_device(), fake_mode, recorder:
                 step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "
@@ -137,8 +141,8 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0,
             raise
         except Exception as error:
             if recorder.failure is not None:
-                raise recorder.failure from None
-            raise build_error(error) from None
+                raise recorder.failure from debug_cause(recorder.failure.cause)
+            raise build_error(error, recorder.failed_module).keep_cause(error) from debug_cause(error)
         finally:
             torch.distributed.device_mesh._mesh_resources.mesh_stack.clear()
         return recorder.records, replicator.replays if replicator is not None else []

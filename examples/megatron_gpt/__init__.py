@@ -1,5 +1,5 @@
 """ddlsim's own GPT (`model=gpt`) written as a Megatron-style PyTorch program (see program.py)."""
 
-from examples.megatron_gpt.program import build, make_build, padded_vocab
+from .program import build, make_build, padded_vocab
 
 __all__ = ["build", "make_build", "padded_vocab"]

@@ -21,14 +21,14 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from examples.megatron_gpt.fused import (
+from .fused import (
     bias_dropout_add,
     fused_softmax_available,
     scaled_causal_softmax,
     unfused_causal_softmax,
 )
-from examples.megatron_gpt.linear import AccumulatingLinear, accumulating_linear
-from examples.megatron_gpt.tensor_parallel import copy_to_tp, gather_from_tp, reduce_from_tp, split_to_tp
+from .linear import AccumulatingLinear, accumulating_linear
+from .tensor_parallel import copy_to_tp, gather_from_tp, reduce_from_tp, split_to_tp
 
 DROPOUT = 0.1
 

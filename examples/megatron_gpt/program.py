@@ -24,9 +24,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B
 
-from examples.megatron_gpt.fused import mixed_precision_adam
-from examples.megatron_gpt.model import GptStage
-from examples.megatron_gpt.tensor_parallel import vocab_parallel_cross_entropy
+from .fused import mixed_precision_adam
+from .model import GptStage
+from .tensor_parallel import vocab_parallel_cross_entropy
 
 GPT2_VOCAB = 50257
 VOCAB_MULTIPLE = 128

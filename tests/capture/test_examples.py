@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 import pytest
 
 import ddlsim
+from ddlsim.errors import ConfigError
 from examples.llama_fsdp_tp import SHAPES
 from examples.llama_fsdp_tp import build as llama
 from examples.moe_expert_parallel import build as moe
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BF16 = 2
 
@@ -59,3 +63,29 @@ def test_moe_split_sizes_follow_the_expert_load():
                             expert_load=[4, 1, 1, 2])
     moves = skewed.collectives[(skewed.collectives.op == "all_to_all") & (skewed.collectives.dtype == "bfloat16")]
     assert moves.imbalance.max() == pytest.approx(2.0)
+
+
+def test_an_entry_may_be_a_file_path(tmp_path) -> None:
+    from ddlsim.capture.api import resolve_entry
+
+    script = tmp_path / "train.py"
+    script.write_text("def build(mesh):\n    return lambda: None\n", encoding="utf-8")
+    assert resolve_entry(f"{script}:build").__name__ == "build"
+    with pytest.raises(ConfigError, match=r"entry = .*no such file"):
+        resolve_entry(f"{tmp_path / 'missing.py'}:build")
+
+
+def test_shipped_examples_answer_outside_a_checkout(tmp_path, monkeypatch) -> None:
+    """Away from the checkout (no top-level ``examples`` package), ``examples.<name>`` is the copy
+    shipped as ``ddlsim.examples``."""
+    import sys
+
+    from ddlsim.capture.api import resolve_entry
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry not in ("", str(ROOT))])
+    for name in [name for name in sys.modules if name == "examples" or name.startswith("examples.")]:
+        monkeypatch.delitem(sys.modules, name)
+    shipped = pytest.importorskip("ddlsim.examples", reason="the installed ddlsim maps no examples package")
+    assert resolve_entry("examples.ddp_cnn:build").__module__ == "ddlsim.examples.ddp_cnn"
+    assert shipped.__name__ == "ddlsim.examples"

@@ -18,7 +18,7 @@ does, with the same expansion of ``a=1,2`` as ``ddlsim -m``)::
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,24 +137,34 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
     `check_assumptions` false skips the check that the assumption set changes something the task
     reads (a sweep's shared config, whose swept keys are only at their defaults).
     """
-    given = _as_root(config)
+    return assemble_components(_as_root(config), lambda group, make: make(), output_dir=output_dir,
+                               check_assumptions=check_assumptions)
+
+
+def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], Any]], Any], *,
+                        output_dir: str | os.PathLike[str] | None = None,
+                        check_assumptions: bool = True) -> Components:
+    """`build_components` of a composed config, each group's object made by ``build(group, make)``:
+    `make()` validates and builds it; `ddlsim.Session` returns the object it built before when the
+    group's config has not changed."""
     for group in GROUPS:
         if OmegaConf.is_missing(given, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
     check_known_keys(given)
     root = apply_assumptions(given)
-    device = DEVICES.build(root.device)
-    training_settings(root.training)  # validated here; the train task reads it from `config`
-    _section(root.get("report") or {}, ReportSettings, "report")  # validated here; a sweep's report reads it
+    device = build("device", lambda: DEVICES.build(root.device))
+    build("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
+    # validated here; a sweep's report reads it
+    build("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
     components = Components(
         config=root,
-        model=MODELS.build(root.model),
-        parallel=_section(root.parallel, ParallelConfig, "parallel"),
+        model=build("model", lambda: MODELS.build(root.model)),
+        parallel=build("parallel", lambda: _section(root.parallel, ParallelConfig, "parallel")),
         device=device,
-        fabric=FABRICS.build(root.fabric),
-        algorithm=ALGORITHMS.build(root.collective),
-        task=TASKS.build(root.task),
-        compute=_compute(root.compute, device),
+        fabric=build("fabric", lambda: FABRICS.build(root.fabric)),
+        algorithm=build("collective", lambda: ALGORITHMS.build(root.collective)),
+        task=build("task", lambda: TASKS.build(root.task)),
+        compute=build("compute", lambda: _compute(root.compute, device)),
         output_dir=Path(output_dir) if output_dir is not None else None,
     )
     check_unread_groups(given, components.task)
@@ -172,7 +182,11 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
     `ConfigError` for invalid input and `InfeasibleError` for a point that cannot run. Writes no
     files, except a task's own into `output_dir` (``task=profile``).
     """
-    components = build_components(config, output_dir=output_dir)
+    return run_components(build_components(config, output_dir=output_dir))
+
+
+def run_components(components: Components) -> TaskResult:
+    """Hand built components to their task; rows name a non-default assumption set."""
     result = components.task.run(components)
     name = assumptions_name(components.config)
     if name != FAITHFUL:

@@ -83,7 +83,7 @@ class Session:
         parsed = [_parse(item) for item in [*self.base_overrides, *overrides]]
         for item in parsed:
             if item.is_sweep_override():
-                raise ConfigError(item.key_or_group, item.get_value_element_as_str(),
+                raise ConfigError(item.key_or_group, item.input_line.partition("=")[2],
                                   "a Session runs one configuration per call; loop over the values")
         values = [item for item in parsed if is_plain_value(item, _is_group)]
         structural = tuple(item.input_line for item in parsed if not is_plain_value(item, _is_group))

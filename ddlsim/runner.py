@@ -143,14 +143,16 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
 
 def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], Any]], Any], *,
                         output_dir: str | os.PathLike[str] | None = None,
-                        check_assumptions: bool = True) -> Components:
+                        check_assumptions: bool = True, check_keys: bool = True) -> Components:
     """`build_components` of a composed config, each group's object made by ``build(group, make)``:
     `make()` validates and builds it; `ddlsim.Session` returns the object it built before when the
-    group's config has not changed."""
+    group's config has not changed. `check_keys` false skips `check_known_keys` (a config that only
+    changes values of one that passed it)."""
     for group in GROUPS:
         if OmegaConf.is_missing(given, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
-    check_known_keys(given)
+    if check_keys:
+        check_known_keys(given)
     root = apply_assumptions(given)
     device = build("device", lambda: DEVICES.build(root.device))
     build("training", lambda: training_settings(root.training))  # validated here; the task reads `config`

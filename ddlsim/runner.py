@@ -30,6 +30,7 @@ from ddlsim.catalog import load_all
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
 from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.group_objects import GroupObjects
 from ddlsim.registry import (
     ALGORITHMS,
     DEVICES,
@@ -130,15 +131,18 @@ def check_unread_groups(root: DictConfig, task: Any) -> None:
 
 def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
                      output_dir: str | os.PathLike[str] | None = None,
-                     check_assumptions: bool = True) -> Components:
+                     check_assumptions: bool = True, objects: GroupObjects | None = None) -> Components:
     """Validate every config group and build its object; raises `ConfigError` naming the key.
 
     `output_dir` is the run's directory, for tasks that write files of their own (profiles).
     `check_assumptions` false skips the check that the assumption set changes something the task
-    reads (a sweep's shared config, whose swept keys are only at their defaults).
+    reads (a sweep's shared config, whose swept keys are only at their defaults). `objects` (a
+    sweep's) gives back the objects of groups whose config it has built before.
     """
-    return assemble_components(_as_root(config), lambda group, make: make(), output_dir=output_dir,
-                               check_assumptions=check_assumptions)
+    given = _as_root(config)
+    reuse = objects is not None and assumptions_name(given) == FAITHFUL
+    build = objects.builder(given) if reuse else (lambda group, make: make())
+    return assemble_components(given, build, output_dir=output_dir, check_assumptions=check_assumptions)
 
 
 def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], Any]], Any], *,
@@ -176,7 +180,7 @@ def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], An
 
 
 def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
-        output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+        output_dir: str | os.PathLike[str] | None = None, objects: GroupObjects | None = None) -> TaskResult:
     """Run one configuration and return its rows and summary.
 
     `config` may be a composed config, a plain mapping of groups, a list of command-line
@@ -184,7 +188,7 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
     `ConfigError` for invalid input and `InfeasibleError` for a point that cannot run. Writes no
     files, except a task's own into `output_dir` (``task=profile``).
     """
-    return run_components(build_components(config, output_dir=output_dir))
+    return run_components(build_components(config, output_dir=output_dir, objects=objects))
 
 
 def run_components(components: Components) -> TaskResult:
@@ -198,15 +202,17 @@ def run_components(components: Components) -> TaskResult:
 
 
 def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
-              output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+              output_dir: str | os.PathLike[str] | None = None, objects: GroupObjects | None = None) -> TaskResult:
     """`run`, as one point of a sweep: a point that cannot run is a row with its reason.
+
+    `objects`: the sweep's `GroupObjects`, reused from point to point (see `ddlsim.group_objects`).
 
     The row holds the point's labels (`point_labels`) and ``status`` = ``infeasible: <reason>``
     or ``invalid: <key = value: rule>``. With ``task.on_infeasible=error`` the error is raised.
     """
     root = _as_root(config)
     try:
-        return run(root, output_dir=output_dir)
+        return run(root, output_dir=output_dir, objects=objects)
     except (ConfigError, InfeasibleError) as error:
         if OmegaConf.select(root, "task.on_infeasible", default="row") == "error":
             raise

@@ -32,14 +32,13 @@ from omegaconf import DictConfig, OmegaConf
 from ddlsim.assumptions import FAITHFUL, assumptions_name
 from ddlsim.config_store import config_dir
 from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.group_objects import ALSO_READS
 from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
 from ddlsim.runner import assemble_components, compose, run_components, run_point
 from ddlsim.sweep_compose import apply_values, is_plain_value
 from ddlsim.tasks.base import Components, TaskResult
 
 _REGISTRIES = {"model": MODELS, "device": DEVICES, "fabric": FABRICS, "collective": ALGORITHMS, "task": TASKS}
-# Groups whose object is also built from another group's config.
-_ALSO_READS = {"compute": ("device",)}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -158,7 +157,7 @@ class Session:
         reusable = assumptions_name(config) == FAITHFUL and not any(_touches(item, "assumptions") for item in values)
 
         def build(group: str, make: Callable[[], Any]) -> Any:
-            groups = (group, *_ALSO_READS.get(group, ()))
+            groups = (group, *ALSO_READS.get(group, ()))
             if not reusable or base.interpolated.intersection(groups):
                 return make()
             changes = [item for item in values if any(_touches(item, name) for name in groups)]

@@ -51,6 +51,8 @@ class ComposeOnceLoader:
         self._checked: dict[tuple[str, ...], DictConfig] = {}
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not delegated (and no recursion before unpickling sets _loader)
+            raise AttributeError(name)
         return getattr(self._loader, name)
 
     def __getstate__(self) -> dict[str, Any]:  # a launcher's worker process composes afresh

@@ -27,6 +27,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ddlsim.config_store import GROUPS, config_dir, register_configs
+from ddlsim.group_objects import GroupObjects
 from ddlsim.report.gather import job_identity
 from ddlsim.report.results import rows_to_frame
 from ddlsim.runner import run_point
@@ -86,9 +87,10 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
     """Run every job of the sweep in order; rows led by ``job`` and ``overrides`` columns."""
     points = sweep_points(overrides)
     cache: dict[tuple[str, ...], DictConfig] = {}
+    objects = GroupObjects()
     rows = []
     for job, point in enumerate(points):
-        result = run_point(job_config(point, cache))
+        result = run_point(job_config(point, cache), objects=objects)
         for row in result.rows:
             rows.append({"job": str(job), "overrides": " ".join(job_identity(point)), **row})
         if progress is not None:

@@ -30,7 +30,6 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
 from ddlsim.assumptions import FAITHFUL, assumptions_name
-from ddlsim.config_store import config_dir
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.group_objects import ALSO_READS
 from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
@@ -48,19 +47,7 @@ def _classify(override: str) -> tuple[Override, bool]:
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")
-    return parsed, is_plain_value(parsed, _is_group)
-
-
-def _is_group(key: str) -> bool:
-    """A config group (``fabric``, ``experiment``, ``hydra/launcher``), not a value key."""
-    return key.startswith("hydra") or _group_dir(key)
-
-
-@functools.lru_cache(maxsize=256)
-def _group_dir(key: str) -> bool:
-    from ddlsim.config_store import GROUPS
-
-    return key in GROUPS or key in ("experiment", "assumptions") or (config_dir() / key).is_dir()
+    return parsed, is_plain_value(parsed)
 
 
 def _touches(override: Override, group: str) -> bool:

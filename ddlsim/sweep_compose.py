@@ -6,28 +6,39 @@ deep-copying nodes. A job's overrides are mostly plain values (``model.target_lo
 of a few group choices (``fabric=ramp``), and a plain value cannot change the defaults list. So
 `ComposeOnceLoader` composes each distinct set of group choices (and ``hydra.*``, ``+key``,
 ``~key`` overrides) once with Hydra's own loader, and gives each job a copy of it with the job's
-values applied by Hydra's own override code, and the ``hydra.overrides.task`` and
-``hydra.job.override_dirname`` that composition would have recorded. A bad value fails exactly
-as it does in a full composition (the same exception, naming the override), before any job runs,
-because the sweeper checks every job's config first. The config checked for a job is handed to
-the launcher for that job, so each job costs one copy.
+values applied as composition applies them (`apply_values`: `OmegaConf.update` in struct mode,
+the same errors), and the ``hydra.overrides.task`` and ``hydra.job.override_dirname`` that
+composition records. A bad value fails as in a full composition, naming the override, before
+any job runs, because the sweeper checks every job's config first; the config checked for a job
+is handed to the launcher for that job, so each job costs one copy. Only public Hydra and
+OmegaConf APIs are used; `tests/test_sweep_compose.py` holds every job's config equal to Hydra's
+full composition of it.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from typing import Any
 
-from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+
+from ddlsim.config_store import GROUPS, config_dir
 
 
-def is_plain_value(override: Override, is_group: Callable[[str], bool]) -> bool:
+@functools.lru_cache(maxsize=256)
+def is_group(key: str) -> bool:
+    """A config group (``fabric``, ``experiment``, ``hydra/launcher``, a folder of ``configs/``), not a value key."""
+    return (key in GROUPS or key in ("experiment", "assumptions") or key.startswith("hydra") or "/" in key
+            or (config_dir() / key).is_dir())
+
+
+def is_plain_value(override: Override) -> bool:
     """A ``key=value`` override of a config value: no group choice, ``hydra.*``, ``+``, ``~`` or package."""
     return (override.package is None and not override.is_add() and not override.is_force_add()
             and not override.is_delete() and not override.is_sweep_override() and not override.is_hydra_override()
@@ -35,11 +46,23 @@ def is_plain_value(override: Override, is_group: Callable[[str], bool]) -> bool:
 
 
 def apply_values(config: DictConfig, values: Sequence[Override]) -> None:
-    """Apply plain value overrides as Hydra's composition does (the same checks, the same errors)."""
-    try:
-        ConfigLoaderImpl._apply_overrides_to_config(list(values), config)
-    except OmegaConfBaseException as error:  # as ConfigLoaderImpl.load_configuration wraps it
-        raise ConfigCompositionException().with_traceback(error.__traceback__) from error
+    """Apply plain value overrides as Hydra's composition does: merged in struct mode, so an unknown
+    key or a value of the wrong type fails with the exception (and cause) composition raises."""
+    for item in values:
+        try:
+            OmegaConf.update(config, item.key_or_group, item.value(), merge=True)
+        except (ConfigAttributeError, ConfigKeyError) as error:
+            raise ConfigCompositionException(f"Could not override '{item.key_or_group}'.\n"
+                                             f"To append to your config use +{item.input_line}") from error
+        except OmegaConfBaseException as error:
+            raise ConfigCompositionException(f"Error merging override {item.input_line}") from error
+
+
+def override_dirname(overrides: Sequence[Override], node: Any) -> str:
+    """``hydra.job.override_dirname`` (Hydra's documented rule): the overrides but `node`'s
+    ``exclude_keys``, sorted, joined by ``item_sep``, with ``kv_sep`` for ``=``."""
+    lines = sorted(item.input_line for item in overrides if item.key_or_group not in node.exclude_keys)
+    return node.item_sep.join(lines).replace("=", node.kv_sep)
 
 
 class ComposeOnceLoader:
@@ -61,9 +84,6 @@ class ComposeOnceLoader:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    def _is_group(self, key: str) -> bool:
-        return bool(self._loader.repository.group_exists(key))
-
     def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         """The job's config; the first call for a job (the sweeper's check) keeps it for the second (the launch)."""
         key = tuple(sweep_overrides)
@@ -74,10 +94,10 @@ class ComposeOnceLoader:
 
     def _compose(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         parsed = OverridesParser.create().parse_overrides(sweep_overrides)
-        values = [item for item in parsed if is_plain_value(item, self._is_group)]
+        values = [item for item in parsed if is_plain_value(item)]
         if not values:
             return self._loader.load_sweep_config(master_config, sweep_overrides)
-        structural = [item.input_line for item in parsed if not is_plain_value(item, self._is_group)]
+        structural = [item.input_line for item in parsed if not is_plain_value(item)]
         base = self._bases.get(tuple(structural))
         if base is None:
             base = self._bases[tuple(structural)] = self._loader.load_sweep_config(master_config, structural)
@@ -87,10 +107,8 @@ class ComposeOnceLoader:
         assert isinstance(hydra_overrides, list)
         task = [item for item in OverridesParser.create().parse_overrides([*hydra_overrides, *sweep_overrides])
                 if not item.is_hydra_override()]
-        dirname = config.hydra.job.config.override_dirname
         with open_dict(config.hydra):
             config.hydra.overrides.task = [item.input_line for item in task]
-            config.hydra.job.override_dirname = get_overrides_dirname(
-                overrides=task, kv_sep=dirname.kv_sep, item_sep=dirname.item_sep, exclude_keys=dirname.exclude_keys)
+            config.hydra.job.override_dirname = override_dirname(task, config.hydra.job.config.override_dirname)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
         return config

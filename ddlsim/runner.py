@@ -6,13 +6,15 @@ the components to the chosen task and raises `ConfigError` or `InfeasibleError` 
 that cannot run. `run_point()` is one point of a sweep: such a point becomes a row whose
 ``status`` says why (``infeasible: ...`` or ``invalid: ...``), so that the sweep goes on.
 
-A sweep from Python is a loop over `compose()` (this is what `ddlsim.sweep_inprocess.run_sweep`
-does, with the same expansion of ``a=1,2`` as ``ddlsim -m``)::
+A sweep from Python is a loop over `ddlsim.Session` (`ddlsim.session`: it composes once per set
+of group choices and reuses unchanged groups' objects, milliseconds per configuration instead of
+the ~0.1 s of a composition); `ddlsim.sweep_inprocess.run_sweep` runs a ``-m`` sweep, with the
+same expansion of ``a=1,2`` as ``ddlsim -m``::
 
+    session = ddlsim.Session(["experiment=single", "fabric=ramp"])
     rows = []
     for loss in (2.2, 2.0):
-        config = ddlsim.compose(["experiment=single", "fabric=ramp", f"model.target_loss={loss}"])
-        rows += ddlsim.run_point(config).rows
+        rows += session.run_point([f"model.target_loss={loss}"]).rows
 """
 
 from __future__ import annotations

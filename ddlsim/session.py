@@ -106,6 +106,11 @@ class _Base:
             self.typed[group] = registry.validate(self.config[group], key=group)
         try:
             instance = dataclasses.replace(self.typed[group], **changed)
+        except ConfigError as error:
+            raise error.under(group) from None
+        except (TypeError, ValueError):  # a field replace cannot set: the full validation says what is wrong
+            return None
+        try:
             return registry.entry(instance.name).build(instance)
         except ConfigError as error:
             raise error.under(group) from None

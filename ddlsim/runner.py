@@ -216,13 +216,19 @@ def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = No
     try:
         return run(root, output_dir=output_dir, objects=objects)
     except (ConfigError, InfeasibleError) as error:
-        if OmegaConf.select(root, "task.on_infeasible", default="row") == "error":
-            raise
-        row = {**point_labels(root), "status": error_status(error)}
-        if assumptions_name(root) != FAITHFUL:
-            row["assumptions"] = assumptions_name(root)
-        described = ", ".join(f"{key} {value}" for key, value in row.items() if key != "status")
-        return TaskResult(rows=[row], summary=f"{described}: {row['status']}")
+        return failed_point(root, error)
+
+
+def failed_point(root: DictConfig, error: ConfigError | InfeasibleError) -> TaskResult:
+    """The row of a point that could not run (its labels and ``status``); `error` itself under
+    ``task.on_infeasible=error``."""
+    if OmegaConf.select(root, "task.on_infeasible", default="row") == "error":
+        raise error
+    row = {**point_labels(root), "status": error_status(error)}
+    if assumptions_name(root) != FAITHFUL:
+        row["assumptions"] = assumptions_name(root)
+    described = ", ".join(f"{key} {value}" for key, value in row.items() if key != "status")
+    return TaskResult(rows=[row], summary=f"{described}: {row['status']}")
 
 
 def error_status(error: DdlsimError) -> str:

@@ -7,13 +7,15 @@
 ``session.run(overrides)`` returns what ``ddlsim.run([*base_overrides, *overrides])`` returns,
 and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`).
 Each distinct set of group choices (``fabric=superpod``, ``+key=...``) is composed with Hydra
-once; plain values (``model.target_loss=2.0``) are applied to a copy with Hydra's own override
-code (`ddlsim.sweep_compose.apply_values`), so they fail as a composition would. Every group's
-object (model, parallel layout, device, fabric, collective algorithm, task, compute model) is
-built once per distinct config of that group and reused, so a fabric's and the compute model's
-caches and the collective estimator's schedules and prices carry over from one configuration to
-the next. A group is rebuilt whenever an override names it, a chosen assumption set other than
-``faithful`` may rewrite it, or its config holds an interpolation.
+once; plain values (``model.target_loss=2.0``) are applied to one working copy as composition
+applies them (`ddlsim.sweep_compose.apply_values`), so they fail as a composition would. Every
+group's object (model, parallel layout, device, fabric, collective algorithm, task, compute model)
+is built once per distinct set of overrides of that group and reused, so a fabric's and the
+compute model's caches and the collective estimator's schedules and prices carry over from one
+configuration to the next; a scalar change of a registry group replaces that field of the
+group's validated schema instance (its checks run again) instead of an OmegaConf merge. A group
+is built afresh for each configuration under an assumption set other than ``faithful`` (it may
+rewrite groups) and when its config holds an interpolation. A Session is not thread-safe.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ddlsim.assumptions import FAITHFUL, assumptions_name
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.group_objects import ALSO_READS
 from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
-from ddlsim.runner import assemble_components, compose, run_components, run_point
+from ddlsim.runner import assemble_components, compose, failed_point, run_components
 from ddlsim.sweep_compose import apply_values, is_plain_value
 from ddlsim.tasks.base import Components, TaskResult
 
@@ -177,5 +179,5 @@ class Session:
         """`ddlsim.run_point`: a configuration that cannot run is a row with its ``status``."""
         try:
             return self.run(overrides, output_dir=output_dir)
-        except (ConfigError, InfeasibleError):
-            return run_point(self.config(overrides), output_dir=output_dir)
+        except (ConfigError, InfeasibleError) as error:
+            return failed_point(self.config(overrides), error)

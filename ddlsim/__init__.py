@@ -18,6 +18,7 @@ _LAZY: dict[str, str] = {
     "compose": "ddlsim.runner",
     "run": "ddlsim.runner",
     "run_point": "ddlsim.runner",
+    "Session": "ddlsim.session",  # composes with Hydra once per set of group choices
     "ParallelConfig": "ddlsim.workload.parallel",
     "architecture_params": "ddlsim.workload.vision",  # vision loads torch (image models as nn.Modules)
     "gradient_bytes": "ddlsim.workload.vision",

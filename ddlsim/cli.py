@@ -41,6 +41,7 @@ from ddlsim.cli_help import help_overrides, render_help
 from ddlsim.config_store import config_dir, register_configs
 from ddlsim.errors import DdlsimError, InfeasibleError, debug_enabled
 from ddlsim.files import check_writable_files
+from ddlsim.group_objects import JOB_OBJECTS
 from ddlsim.registry import omegaconf_error_to_config_error
 from ddlsim.report.results import result_names, write_results
 from ddlsim.runner import run, run_point
@@ -80,7 +81,7 @@ def _job(config: DictConfig) -> None:
             print(f"ddlsim: job {output_dir.name} already finished, skipped: {' '.join(overrides)}")
             return
         clear_job_marker(output_dir)
-        result = run_point(config, output_dir=output_dir)
+        result = run_point(config, output_dir=output_dir, objects=JOB_OBJECTS)
     frame = result.frame()
     written = write_results(frame, output_dir, csv=config.output.csv, parquet=config.output.parquet)
     if in_sweep:

@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import pandas as pd
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 
-from ddlsim.config_store import GROUPS, config_dir, register_configs
+from ddlsim.config_store import config_dir, register_configs
+from ddlsim.group_objects import GroupObjects
 from ddlsim.report.gather import job_identity
 from ddlsim.report.results import rows_to_frame
 from ddlsim.runner import run_point
 from ddlsim.sweep import expand_sweep
-
-_GROUP_KEYS = frozenset((*GROUPS, "experiment"))
+from ddlsim.sweep_compose import apply_values, is_plain_value
 
 
 def _compose(overrides: Sequence[str]) -> DictConfig:
@@ -54,30 +53,19 @@ def sweep_points(overrides: Sequence[str]) -> list[list[str]]:
     return expand_sweep([f"{key}={value}" for key, value in params.items()] + list(overrides))
 
 
-def _is_group(key: str) -> bool:
-    """A config group (``fabric``, ``ramp_table10``, ``hydra/launcher``), not a value key."""
-    return key in _GROUP_KEYS or key.startswith("hydra") or (config_dir() / key).is_dir()
-
-
-def _is_plain_value(override: Any) -> bool:
-    return (not _is_group(override.key_or_group) and override.package is None and not override.is_add()
-            and not override.is_delete())
-
-
 def job_config(point: Sequence[str], cache: dict[tuple[str, ...], DictConfig] | None = None) -> DictConfig:
     """The composed config of one job (without its ``hydra`` node), as ``ddlsim <point>`` composes it."""
     cache = {} if cache is None else cache
     parsed = OverridesParser.create().parse_overrides(list(point))
-    values = [item for item in parsed if _is_plain_value(item)]
-    structural = tuple(item.input_line for item in parsed if not _is_plain_value(item))
+    values = [item for item in parsed if is_plain_value(item)]
+    structural = tuple(item.input_line for item in parsed if not is_plain_value(item))
     if structural not in cache:
         composed = _compose(structural)
         with open_dict(composed):
             del composed["hydra"]
         cache[structural] = composed
     config = copy.deepcopy(cache[structural])
-    for item in values:
-        OmegaConf.update(config, item.key_or_group, item.value(), merge=True)
+    apply_values(config, values)
     return config
 
 
@@ -86,9 +74,10 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
     """Run every job of the sweep in order; rows led by ``job`` and ``overrides`` columns."""
     points = sweep_points(overrides)
     cache: dict[tuple[str, ...], DictConfig] = {}
+    objects = GroupObjects()
     rows = []
     for job, point in enumerate(points):
-        result = run_point(job_config(point, cache))
+        result = run_point(job_config(point, cache), objects=objects)
         for row in result.rows:
             rows.append({"job": str(job), "overrides": " ".join(job_identity(point)), **row})
         if progress is not None:

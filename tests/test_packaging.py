@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
 DATA_PACKAGES = {"ddlsim.configs": "configs", "ddlsim.profiles": "profiles"}
 EXAMPLE_PACKAGES = {"ddlsim.examples": "examples"}
+PLUGIN_PACKAGES = {"hydra_plugins.ddlsim_sweeper"}  # in Hydra's namespace package, which find_packages skips
 
 
 def _shipped_files(directory: str) -> set[str]:
@@ -57,7 +58,8 @@ def test_a_data_tree_of_another_checkout_is_not_taken(monkeypatch, tmp_path) -> 
 def test_pyproject_lists_every_package_and_maps_the_data_trees() -> None:
     found = set(find_packages(where=str(ROOT), include=["ddlsim*"]))
     examples = {"ddlsim." + name for name in find_packages(where=str(ROOT), include=["examples*"])}
-    assert set(SETUPTOOLS["packages"]) == found | set(DATA_PACKAGES) | examples
+    assert set(SETUPTOOLS["packages"]) == found | set(DATA_PACKAGES) | examples | PLUGIN_PACKAGES
+    assert all((ROOT / package.replace(".", "/") / "__init__.py").is_file() for package in PLUGIN_PACKAGES)
     assert SETUPTOOLS["package-dir"] == DATA_PACKAGES | EXAMPLE_PACKAGES
 
 
@@ -129,7 +131,7 @@ def _copy_sources(destination: Path) -> Path:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, destination / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("ddlsim", *DATA_PACKAGES.values(), *EXAMPLE_PACKAGES.values()):
+    for name in ("ddlsim", "hydra_plugins", *DATA_PACKAGES.values(), *EXAMPLE_PACKAGES.values()):
         shutil.copytree(ROOT / name, destination / name, ignore=ignore)
     return destination
 
@@ -167,3 +169,8 @@ def test_the_built_wheel_carries_every_data_file_and_runs_from_another_directory
     result = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=environment, capture_output=True,
                             text=True, timeout=600, check=True)
     assert result.stdout.split() == ["ddlsim.examples.ddp_cnn"]
+    # a sweep runs from the wheel: its sweeper plugin was installed with it
+    sweep = subprocess.run([sys.executable, "-m", "ddlsim.cli", "-m", "experiment=single", "task=collective",
+                            "seed=1,2", f"hydra.sweep.dir={tmp_path / 'sweep'}", "report.plots=false"],
+                           cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=600)
+    assert sweep.returncode == 0, sweep.stderr

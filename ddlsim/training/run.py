@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ddlsim.caches import Memo
 from ddlsim.training.pricing import CollectiveTimer, ComputeTimer, Pricer
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, simulate_training
 from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Precision
+
+_ESTIMATORS = Memo("training.estimators", 4)  # few: a large fabric's estimator holds its step prices
 
 
 def _lone_rank(call: CollectiveCall, fabric: Any) -> CollectiveEstimate:
@@ -39,7 +42,13 @@ def network_timer(fabric: Any, algorithm: Any, reduction: Any = None) -> Collect
     """
     from ddlsim.network import CollectiveEstimator
 
-    estimator = CollectiveEstimator(fabric, algorithm, reduction)
+    # The same fabric and algorithm objects (a `ddlsim.Session` reuses them) share one estimator, so
+    # its schedules and prices carry over from run to run; the entry holds both, so their ids stay theirs.
+    key = (id(fabric), id(algorithm), reduction)
+    entry = _ESTIMATORS.get(key)
+    if entry is None:
+        entry = _ESTIMATORS.put(key, (fabric, algorithm, CollectiveEstimator(fabric, algorithm, reduction)))
+    estimator = entry[2]
 
     def timer(call: CollectiveCall) -> CollectiveEstimate:
         if call.group.size == 1:

@@ -20,6 +20,7 @@ True posts the steady-state sends and receives asynchronously (`ddlsim.training.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -28,6 +29,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim import units
+from ddlsim.caches import PROCESS_CACHES
 from ddlsim.errors import ConfigError
 from ddlsim.registry import omegaconf_error_to_config_error
 
@@ -98,7 +100,19 @@ class TrainingSettings:
 
 
 def training_settings(node: Any) -> TrainingSettings:
-    """Parse the `training` config section (a mapping or config node); errors name ``training.<key>``."""
+    """Parse the `training` config section (a mapping or config node); errors name ``training.<key>``.
+
+    Settings are kept by the section's content (they depend on it alone), so the sweep's jobs and a
+    `ddlsim.Session`'s runs parse each distinct section once."""
+    try:
+        key = json.dumps(OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node,
+                         sort_keys=True)
+    except (TypeError, ValueError, OmegaConfBaseException):  # not plain data: parsed (and refused), never kept
+        return _parse_training(node)
+    return PROCESS_CACHES.memo("training settings", maxsize=64).get_or_make(key, lambda: _parse_training(node))
+
+
+def _parse_training(node: Any) -> TrainingSettings:
     try:
         merged = OmegaConf.merge(OmegaConf.structured(TrainingConfig), node if node is not None else {})
         return TrainingSettings.from_config(OmegaConf.to_object(merged))

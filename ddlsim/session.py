@@ -1,0 +1,183 @@
+"""`ddlsim.Session`: many configurations from Python, composing once and reusing what they share.
+
+    session = ddlsim.Session(["experiment=single", "fabric=ramp"])
+    for loss in (2.5, 2.2, 2.0):
+        rows += session.run([f"model.target_loss={loss}"]).rows
+
+``session.run(overrides)`` returns what ``ddlsim.run([*base_overrides, *overrides])`` returns,
+and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`).
+Each distinct set of group choices (``fabric=superpod``, ``+key=...``) is composed with Hydra
+once; plain values (``model.target_loss=2.0``) are applied to one working copy as composition
+applies them (`ddlsim.sweep_compose.apply_values`), so they fail as a composition would. Every
+group's object (model, parallel layout, device, fabric, collective algorithm, task, compute model)
+is built once per distinct set of overrides of that group and reused, so a fabric's and the
+compute model's caches and the collective estimator's schedules and prices carry over from one
+configuration to the next; a scalar change of a registry group replaces that field of the
+group's validated schema instance (its checks run again) instead of an OmegaConf merge. A group
+is built afresh for each configuration under an assumption set other than ``faithful`` (it may
+rewrite groups) and when its config holds an interpolation. A Session is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from omegaconf import DictConfig, OmegaConf
+
+from ddlsim.assumptions import FAITHFUL, assumptions_name
+from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.group_objects import ALSO_READS
+from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
+from ddlsim.runner import assemble_components, compose, failed_point, run_components
+from ddlsim.sweep_compose import apply_values, is_plain_value
+from ddlsim.tasks.base import Components, TaskResult
+
+_REGISTRIES = {"model": MODELS, "device": DEVICES, "fabric": FABRICS, "collective": ALGORITHMS, "task": TASKS}
+
+
+@functools.lru_cache(maxsize=4096)
+def _classify(override: str) -> tuple[Override, bool]:
+    """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
+    parsed = OverridesParser.create().parse_override(override)
+    if parsed.is_sweep_override():
+        raise ConfigError(parsed.key_or_group, override.partition("=")[2],
+                          "a Session runs one configuration per call; loop over the values")
+    return parsed, is_plain_value(parsed)
+
+
+def _touches(override: Override, group: str) -> bool:
+    key = override.key_or_group
+    return key == group or key.startswith(group + ".")
+
+
+class _Base:
+    """One composed config (a set of group choices) and the group objects built from it.
+
+    `run` reuses one working copy of the config: before a run, the top-level nodes the previous
+    run changed and those this run changes are copied back from the composed config, then this
+    run's values are applied, so a run copies only the nodes it changes.
+    """
+
+    def __init__(self, overrides: Sequence[str]) -> None:
+        self.config = compose(list(overrides))
+        plain = OmegaConf.to_container(self.config, resolve=False)
+        assert isinstance(plain, dict)
+        self.interpolated = {str(key) for key, node in plain.items() if "${" in str(node)}
+        self.built: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.typed: dict[str, Any] = {}  # each registry group's validated schema instance, unchanged
+        self.keys_checked = False
+        self._working = copy.deepcopy(self.config)
+        self._changed: set[str] = set()
+
+    def copy_with(self, values: Sequence[Override]) -> DictConfig:
+        config = copy.deepcopy(self.config)
+        apply_values(config, values)
+        return config
+
+    def working_with(self, values: Sequence[Override]) -> DictConfig:
+        changes = {item.key_or_group.split(".")[0] for item in values}
+        self._changed |= changes
+        for key in self._changed:
+            self._working[key] = self.config[key]  # OmegaConf assigns a copy of the node
+        apply_values(self._working, values)
+        self._changed = changes
+        return self._working
+
+    def build_typed(self, group: str, config: DictConfig, values: Sequence[Override]) -> Any:
+        """`group`'s object when `values` only set scalar fields of its typed node: the unchanged
+        schema instance with those fields replaced (its checks run again), without OmegaConf's
+        merge; None where that does not apply."""
+        registry = _REGISTRIES.get(group)
+        node = config[group]
+        schema = OmegaConf.get_type(node)
+        fields = [item.key_or_group.partition(".")[2] for item in values]
+        if (registry is None or not dataclasses.is_dataclass(schema) or not all(fields)
+                or any("." in name or name in ("name", LABEL_KEY) for name in fields)):
+            return None
+        changed = {name: node[name] for name in fields}
+        if any(OmegaConf.is_config(value) for value in changed.values()):
+            return None
+        if group not in self.typed:
+            self.typed[group] = registry.validate(self.config[group], key=group)
+        try:
+            instance = dataclasses.replace(self.typed[group], **changed)
+        except ConfigError as error:
+            raise error.under(group) from None
+        except (TypeError, ValueError):  # a field replace cannot set: the full validation says what is wrong
+            return None
+        try:
+            return registry.entry(instance.name).build(instance)
+        except ConfigError as error:
+            raise error.under(group) from None
+
+
+class Session:
+    """Run configurations that share `base_overrides`, reusing compositions, objects and caches."""
+
+    def __init__(self, base_overrides: Sequence[str] = ()) -> None:
+        self.base_overrides = list(base_overrides)
+        self._bases: dict[tuple[str, ...], _Base] = {}
+
+    def _split(self, overrides: Sequence[str]) -> tuple[_Base, list[Override]]:
+        classified = [_classify(item) for item in (*self.base_overrides, *overrides)]
+        values = [parsed for parsed, plain in classified if plain]
+        structural = tuple(parsed.input_line for parsed, plain in classified if not plain)
+        base = self._bases.get(structural)
+        if base is None:
+            base = self._bases[structural] = _Base(structural)
+        return base, values
+
+    def config(self, overrides: Sequence[str] = ()) -> DictConfig:
+        """The composed config of ``[*base_overrides, *overrides]``, equal to `ddlsim.compose` of them."""
+        base, values = self._split(overrides)
+        return base.copy_with(values)
+
+    def components(self, overrides: Sequence[str] = (), *,
+                   output_dir: str | os.PathLike[str] | None = None) -> Components:
+        """`ddlsim.build_components` of the configuration, with unchanged groups' objects reused."""
+        return self._components(overrides, output_dir, working=False)
+
+    def _components(self, overrides: Sequence[str], output_dir: str | os.PathLike[str] | None, *,
+                    working: bool) -> Components:
+        base, values = self._split(overrides)
+        config = base.working_with(values) if working else base.copy_with(values)
+        reusable = assumptions_name(config) == FAITHFUL and not any(_touches(item, "assumptions") for item in values)
+
+        def build(group: str, make: Callable[[], Any]) -> Any:
+            groups = (group, *ALSO_READS.get(group, ()))
+            if not reusable or base.interpolated.intersection(groups):
+                return make()
+            changes = [item for item in values if any(_touches(item, name) for name in groups)]
+            key = (group, tuple(item.input_line for item in changes))
+            if key not in base.built:
+                typed = base.build_typed(group, config, changes) if changes else None
+                base.built[key] = make() if typed is None else typed
+            return base.built[key]
+
+        # Plain values cannot add a key (Hydra refuses them in struct mode), so once a composition
+        # passed `check_known_keys`, every config made from it does.
+        components = assemble_components(config, build, output_dir=output_dir, check_keys=not base.keys_checked)
+        base.keys_checked = True
+        return components
+
+    def run(self, overrides: Sequence[str] = (), *, output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+        """`ddlsim.run` of ``[*base_overrides, *overrides]``: rows and summary, or `ConfigError` / `InfeasibleError`.
+
+        The run's config is the session's working copy (see `_Base`): a Session is not thread-safe.
+        """
+        return run_components(self._components(overrides, output_dir, working=True))
+
+    def run_point(self, overrides: Sequence[str] = (), *,
+                  output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+        """`ddlsim.run_point`: a configuration that cannot run is a row with its ``status``."""
+        try:
+            return self.run(overrides, output_dir=output_dir)
+        except (ConfigError, InfeasibleError) as error:
+            return failed_point(self.config(overrides), error)

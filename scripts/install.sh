@@ -71,6 +71,16 @@ if [[ -n "$wheel" ]]; then
 else
     pip_install --no-deps -e .
 fi
+# MLCommons Chakra (docs/chakra.md) for the dev extra: the index's `chakra` is another project, so
+# it comes from the vendored copy beside the checkout (../shared/vendor/chakra) when there is one.
+chakra_source="$PWD/../shared/vendor/chakra"
+if [[ -z "$wheel" && " $* " == *" dev "* ]]; then
+    if [[ -d "$chakra_source" ]]; then
+        pip_install --no-deps "$chakra_source" protobuf
+    else
+        echo "install.sh: no $chakra_source; the Chakra tests will be skipped (docs/chakra.md says how to install it)"
+    fi
+fi
 # From outside the checkout, so that an installed wheel is what imports.
 (cd / && python -c "import fbgemm_gpu, torchrec, ddlsim") 2>/dev/null || {
     echo "install.sh: ddlsim, torchrec or fbgemm_gpu does not import" >&2; exit 1; }

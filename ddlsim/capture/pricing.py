@@ -40,6 +40,9 @@ ATTENTION_BACKWARD_OPS = frozenset({"_scaled_dot_product_flash_attention_backwar
                                     "_scaled_dot_product_cudnn_attention_backward", "_flash_attention_backward",
                                     "_efficient_attention_backward",
                                     "_scaled_dot_product_flash_attention_for_cpu_backward"})
+# A node that only knows how long it ran (a Chakra ET's COMP_NODE with duration_micros and no FLOPs or
+# bytes, as Chakra's generator writes): its key carries the duration in seconds in the flop field.
+TIMED_OP = "ddlsim.timed"
 FUSED_MEMBER_OP = "ddlsim.fused_member"  # fusion.FUSED_MEMBER (pricing cannot import fusion: fusion imports it)
 GROUPED_GEMM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm"})
 # Memory-bound ops by what they do (all priced by their bytes; the class names them in the tables).
@@ -122,7 +125,9 @@ class SegmentPricer:
             return cached
         _, flop, read, written, _, _, _, _, dtype = key
         precision = precision_of(dtype)
-        if self.kernel_level:
+        if key[0] == TIMED_OP:
+            result = (flop, self.host_launch_s())
+        elif self.kernel_level:
             efficiency = self.roofline.kernel
             kernel = kernel_of(key)
             device = kernel_time_s(kernel, self.roofline.device.peak(precision),

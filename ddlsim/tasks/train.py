@@ -164,7 +164,20 @@ class TrainTask:
         row = {**labels, "status": "ok", **result.row()}
         if settings.trace:
             row["trace_file"] = str(write_run_trace(result, components, algorithm))
+        if settings.chakra:
+            row["chakra_dir"] = str(write_run_chakra(components))
         return TaskResult(rows=[row], summary=summarize_row(row))
+
+
+def write_run_chakra(components: Components) -> Path:
+    """The run's program as Chakra ETs (`training.chakra=true`), in ``<output>/chakra/``."""
+    program = getattr(components.model, "program", None)
+    if program is None:
+        raise ConfigError("training.chakra", True, "exports captured programs (model=program, model=chakra); "
+                                                   "analytic models have no per-op record to export")
+    directory = (components.output_dir or Path.cwd()) / "chakra"
+    program().to_chakra(directory)
+    return directory
 
 
 def write_run_trace(result: Any, components: Components, algorithm: Any) -> Path:

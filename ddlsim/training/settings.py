@@ -54,6 +54,7 @@ class TrainingConfig:
     bucket_size: str = "25MiB"
     schedule: str = "auto"
     trace: bool = False  # write the iteration timeline as trace.json into the run's output directory
+    chakra: bool = False  # write the captured program as Chakra ETs into <output>/chakra/ (docs/chakra.md)
     engine: str = "auto"
     overlap_p2p_comm: bool = False  # interleaved schedule: asynchronous stage-to-stage sends (Megatron-Core's option)
 
@@ -75,6 +76,7 @@ class TrainingSettings:
     trace: bool = False
     engine: str = "auto"
     overlap_p2p_comm: bool = False
+    chakra: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -96,7 +98,7 @@ class TrainingSettings:
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
                    schedule=config.schedule, trace=bool(config.trace), engine=config.engine,
-                   overlap_p2p_comm=config.overlap_p2p_comm)
+                   overlap_p2p_comm=config.overlap_p2p_comm, chakra=bool(config.chakra))
 
 
 def training_settings(node: Any) -> TrainingSettings:

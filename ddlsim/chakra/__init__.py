@@ -1,0 +1,29 @@
+"""Chakra execution traces (MLCommons Chakra, the workload format of ASTRA-sim), in and out.
+
+- `write_chakra(program, directory)` (also `CapturedProgram.to_chakra`, and
+  ``training.chakra=true`` on the command line): one ET file per rank, ``<name>.<rank>.et``.
+- `load_chakra(trace)`: a directory or glob of ET files as a `CapturedProgram`, priced like
+  any capture on any fabric and device (``model=chakra model.trace=...``).
+
+Chakra's Python package is optional (`schema.require_chakra` says how to install it); nothing
+here is imported by the main job. docs/chakra.md has the field mapping and the limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def write_chakra(*args: Any, **kwargs: Any) -> Any:
+    from ddlsim.chakra.export import write_chakra as write
+
+    return write(*args, **kwargs)
+
+
+def load_chakra(*args: Any, **kwargs: Any) -> Any:
+    from ddlsim.chakra.load import load_chakra as load
+
+    return load(*args, **kwargs)
+
+
+__all__ = ["load_chakra", "write_chakra"]

@@ -1,0 +1,59 @@
+"""`model=chakra`: a set of Chakra execution traces, priced like a captured program.
+
+    ddlsim model=chakra model.trace=traces/ fabric=ramp,superpod,torus2d -m
+
+``trace`` is a directory of ``<name>.<rank>.et`` files or a glob (`load.load_chakra`). The
+traces are read once per process and priced by the capture's path (`ddlsim.capture.simulation`),
+so rows, columns and ``trace.json`` are those of ``model=program``. This module does not import
+Chakra; reading the traces does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsim.capture.cache import CAPTURES, file_key
+from ddlsim.capture.model import ProgramModel
+from ddlsim.errors import ConfigError
+from ddlsim.registry import MODELS
+
+
+@dataclass
+class ChakraConfig:
+    """Chakra ETs to price: `trace`, a directory or a glob of ``<name>.<rank>.et`` files."""
+
+    name: str = "chakra"
+    trace: str = ""
+    check_memory: bool = True
+
+
+@MODELS.register("chakra", ChakraConfig)
+@dataclass(frozen=True)
+class ChakraModel(ProgramModel):
+    """Chakra execution traces (ASTRA-sim's workload format) as a program to price."""
+
+    trace_files: tuple[tuple[str, float], ...] = ()
+    trace: str = ""
+
+    @classmethod
+    def from_config(cls, config: ChakraConfig) -> ChakraModel:
+        from ddlsim.chakra.load import trace_files
+
+        if not config.trace:
+            raise ConfigError("trace", config.trace, "give model.trace, a directory or a glob of Chakra ET files")
+        files = tuple(file_key(str(path)) for path in trace_files(config.trace))
+        return cls(name=config.name, trace=config.trace, trace_files=files, check_memory=config.check_memory)
+
+    def definition(self) -> tuple:
+        return ("chakra", self.trace_files, self.name)
+
+    def program(self):  # noqa: ANN201 (a CapturedProgram; the capture room is imported lazily)
+        return CAPTURES.get(self.definition(), self._capture)
+
+    def _capture(self):  # noqa: ANN202
+        from ddlsim.chakra.load import load_chakra
+
+        try:
+            return load_chakra(self.trace)
+        except ConfigError as error:
+            raise error.under("model") from None

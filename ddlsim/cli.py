@@ -38,7 +38,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.cli_arguments import normalise_arguments
 from ddlsim.cli_help import help_overrides, render_help
-from ddlsim.config_store import config_dir, register_configs
+from ddlsim.config_store import config_dir, register_configs, register_sweeper
 from ddlsim.errors import DdlsimError, InfeasibleError, debug_enabled
 from ddlsim.files import check_writable_files
 from ddlsim.group_objects import JOB_OBJECTS
@@ -134,6 +134,7 @@ def _drop_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: ``sys.argv[1:]``); return the exit status."""
     register_configs()
+    register_sweeper()
     arguments = normalise_arguments(sys.argv[1:] if argv is None else argv)
     show_traceback = os.environ.get("HYDRA_FULL_ERROR") == "1" or debug_enabled()
     # In-process callers get Hydra's singletons back as they were (as Hydra's own test fixture

@@ -80,6 +80,18 @@ def register_configs() -> None:
     _registered = True
 
 
+def register_sweeper() -> None:
+    """Make ddlsim's sweeper known to Hydra through its public ``Plugins.register``. Hydra finds
+    plugins by listing the ``hydra_plugins`` namespace, which misses ours under an editable
+    install (its modules are mapped by an import hook, not a directory on ``sys.path``). Called
+    before every composition that may sweep; registering twice is harmless."""
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.ddlsim_sweeper import DdlsimBasicSweeper
+
+    Plugins.instance().register(DdlsimBasicSweeper)
+
+
 @functools.cache
 def default_options() -> dict[str, tuple[str, ...]]:
     """The options each group has when the user chooses none: the primary config's defaults list,

@@ -25,7 +25,7 @@ from hydra import initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, open_dict
 
-from ddlsim.config_store import config_dir, register_configs
+from ddlsim.config_store import config_dir, register_configs, register_sweeper
 from ddlsim.group_objects import GroupObjects
 from ddlsim.report.gather import job_identity
 from ddlsim.report.results import rows_to_frame
@@ -37,6 +37,7 @@ from ddlsim.sweep_compose import apply_values, is_plain_value
 def _compose(overrides: Sequence[str]) -> DictConfig:
     """The config of `overrides` with its ``hydra`` node (for the sweeper's params)."""
     register_configs()
+    register_sweeper()
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
         return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
 

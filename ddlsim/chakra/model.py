@@ -39,9 +39,9 @@ class ChakraModel(ProgramModel):
     def from_config(cls, config: ChakraConfig) -> ChakraModel:
         from ddlsim.chakra.load import trace_files
 
-        if not config.trace:
-            raise ConfigError("trace", config.trace, "give model.trace, a directory or a glob of Chakra ET files")
-        files = tuple(file_key(str(path)) for path in trace_files(config.trace))
+        # No trace yet is a model that cannot run: it builds (as every option of the group does) and
+        # says what is missing when a run needs the program.
+        files = tuple(file_key(str(path)) for path in trace_files(config.trace)) if config.trace else ()
         return cls(name=config.name, trace=config.trace, trace_files=files, check_memory=config.check_memory)
 
     def definition(self) -> tuple:
@@ -53,6 +53,8 @@ class ChakraModel(ProgramModel):
     def _capture(self):  # noqa: ANN202
         from ddlsim.chakra.load import load_chakra
 
+        if not self.trace:
+            raise ConfigError("model.trace", self.trace, "give a directory or a glob of Chakra ET files")
         try:
             return load_chakra(self.trace)
         except ConfigError as error:

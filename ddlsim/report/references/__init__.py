@@ -4,7 +4,7 @@
 from ddlsim.report.references import (  # noqa: F401
     opsquare,
     ramp_collectives,
-    ramp_fig22,
+    ramp_fig22_23,
     ramp_tables,
     ramp_training,
     sipac,

@@ -9,5 +9,6 @@ from ddlsim.report.references import (  # noqa: F401
     ramp_training,
     sipac,
     topoopt,
+    topoopt_degree,
     wrht,
 )

@@ -28,3 +28,14 @@ def test_fig28_more_degree_is_faster_and_helps_network_heavy_models_most(tmp_pat
     assert (gain > 1).all()
     assert gain["topoopt_dlrm"] > gain["topoopt_candle"] > gain["topoopt_bert"]
     assert any(path.name == "fig28.png" for path in result.report.paths)
+
+
+def test_fig15_rows_carry_the_most_and_least_loaded_link(tmp_path):
+    result = reproduce("topoopt_fig15", tmp_path)
+    rows = pd.read_csv(tmp_path / "results.csv").set_index("degree")
+    assert list(rows.index) == [4, 8]
+    assert (rows["mp_max_link_bytes"] > rows["mp_min_link_bytes"]).all()
+    assert (rows["mp_min_link_bytes"] > 0).all()
+    side = pd.read_csv(tmp_path / "side_by_side.csv").set_index("key")
+    assert side.loc["spread_d4", "paper"] == "39%" and side.loc["spread_d8", "ddlsim"].endswith("%")
+    assert any(path.name == "fig15.png" for path in result.report.paths)

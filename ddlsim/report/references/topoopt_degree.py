@@ -1,8 +1,9 @@
-"""TopoOpt Figs. 27 and 28 (appendix, "Impact of Server Degree") beside the paper.
+"""TopoOpt's figures about server degree beside the paper: Fig. 15 (link load spread at d = 4
+and 8) and Figs. 27 and 28 (appendix, "Impact of Server Degree").
 
-Rows come from `experiment=topoopt_fig27` (Fig. 11's sweep at d = 8) and ``topoopt_fig28``
-(TopoOpt alone, d = 2 to 8 at B = 40 and 100 Gb/s). The paper prints no values for either
-figure; its statements are in `configs/reference/papers.yaml`.
+Rows come from `experiment=topoopt_fig15` (TopoOpt alone, Figs. 12-14's DLRM at batch 128),
+``topoopt_fig27`` (Fig. 11's sweep at d = 8) and ``topoopt_fig28`` (TopoOpt alone, d = 2 to 8
+at B = 40 and 100 Gb/s). The paper's statements are in `configs/reference/papers.yaml`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,42 @@ GIGA = 1e9
 def _short(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(short=frame["model"].str.replace("topoopt_", "", regex=False),
                         link_gbps=frame["link_bandwidth_bps"] / GIGA)
+
+
+# -- Fig. 15 -------------------------------------------------------------------------------------
+
+def _spread(frame: pd.DataFrame) -> pd.DataFrame:
+    """How much less the least-loaded link carries than the most-loaded one, per row."""
+    rows = frame[frame["mp_max_link_bytes"] > 0]
+    return rows.assign(link_spread=1 - rows["mp_min_link_bytes"] / rows["mp_max_link_bytes"])
+
+
+@register_reference("topoopt_fig15", expects={"mp_max_link_bytes": (), "mp_min_link_bytes": (), "degree": ()},
+                    figures=lambda frame, directory: fig15_figures(frame, directory),
+                    tables=lambda frame: fig15_table(frame), summary=False)
+def topoopt_fig15(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
+    table = _spread(frame)
+    table = table[table["batch_per_gpu"] == 128] if "batch_per_gpu" in table else table
+    spread = table.groupby("degree")["link_spread"].mean()
+    return [stated(paper.value(f"spread_d{degree}"), f"{spread[degree]:.0%}")
+            for degree in (4, 8) if degree in spread.index]
+
+
+def fig15_table(frame: pd.DataFrame) -> str:
+    table = _spread(frame).assign(max_mb=lambda t: t["mp_max_link_bytes"] / 1e6,
+                                  min_mb=lambda t: t["mp_min_link_bytes"] / 1e6)
+    return "Fig. 15: all-to-all bytes per physical link (MB), TopoOpt, B = 100 Gb/s\n" + table[
+        ["degree", "batch_per_gpu", "max_mb", "min_mb", "link_spread"]].round(3).to_string(index=False)
+
+
+def fig15_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
+    from ddlsim.report.charts import Panel, Quantity, line_chart
+
+    spread = Quantity("link_spread", "1 - least / most link traffic")
+    return line_chart([Panel(_spread(frame), "all-to-all link load spread", y=spread)],
+                      Quantity("degree", "server degree d", "count"), spread, "fabric", directory, "fig15",
+                      variant="batch_per_gpu", legend_title="system, batch per GPU",
+                      title="TopoOpt Fig. 15 (ddlsim): least vs most loaded link, DLRM all-to-all")
 
 
 # -- Fig. 27 -------------------------------------------------------------------------------------

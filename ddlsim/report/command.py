@@ -25,7 +25,7 @@ import pandas as pd
 from ddlsim.report.figures import KINDS
 from ddlsim.report.gather import frame_of, inspect_sweep, is_sweep_dir, load_results
 from ddlsim.report.make import make_report
-from ddlsim.report.reference import reference_names
+from ddlsim.report.reference import reference_aliases, reference_names
 from ddlsim.report.settings import ReportSettings
 
 
@@ -36,8 +36,10 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--out", type=Path, default=None, help="where to write (default: PATH's directory)")
     command.add_argument("--figures", nargs="+", default=["auto"], choices=["auto", *KINDS],
                          help="figure kinds to draw (default: chosen from the columns)")
-    command.add_argument("--reference", default="", choices=["", *reference_names()],
-                         help="print a side-by-side table with this paper experiment (its name, e.g. ramp_fig16)")
+    aliases = ", ".join(f"{alias} = {name}" for alias, name in reference_aliases().items())
+    command.add_argument("--reference", default="", choices=["", *reference_names()], metavar="NAME",
+                         help="print a side-by-side table with this paper experiment; NAME is one of "
+                              f"{', '.join(reference_names(with_aliases=False))} (aliases: {aliases})")
     command.add_argument("--baseline", default="", help="fabric that speed-ups are relative to (default: ramp)")
     command.add_argument("--x", default="auto", help="x column of training figures (default: what varies)")
     command.add_argument("--no-plots", action="store_true", help="write tables only")

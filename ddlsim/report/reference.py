@@ -111,6 +111,12 @@ def reference_names(*, with_aliases: bool = True) -> list[str]:
     return sorted({*REFERENCES, *(ALIASES if with_aliases else ())})
 
 
+def reference_aliases() -> dict[str, str]:
+    """Each alias (an experiment's former name) -> the reference it stands for."""
+    _load_all()
+    return dict(sorted(ALIASES.items()))
+
+
 def get_reference(name: str) -> Reference:
     """The reference registered as `name` or under the alias `name`."""
     _load_all()

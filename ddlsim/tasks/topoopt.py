@@ -173,10 +173,14 @@ class TopoOptTask:
 
 
 def _traffic_columns(plan: Any, traffic: Any) -> Row:
-    """Figs. 13 and 14: TopoOpt's bandwidth tax (bytes on links over bytes demanded) and path length."""
+    """Figs. 13-15: TopoOpt's bandwidth tax (bytes on links over bytes demanded), path length, and
+    the most and least all-to-all (MP) bytes a physical link carries."""
     src, dst = np.nonzero(traffic.mp_matrix)
-    mp_link_bytes = float(plan.topology.link_loads(src, dst, traffic.mp_matrix[src, dst]).sum())
+    loads = plan.topology.link_loads(src, dst, traffic.mp_matrix[src, dst])
+    mp_link_bytes = float(loads.sum())
     demand = traffic.allreduce_bytes + traffic.mp_bytes
     return {"bandwidth_tax": (traffic.allreduce_bytes + mp_link_bytes) / demand if demand else float("nan"),
             "mp_bandwidth_tax": mp_link_bytes / traffic.mp_bytes if traffic.mp_bytes else float("nan"),
-            "mean_path_length": plan.topology.mean_path_length()}
+            "mean_path_length": plan.topology.mean_path_length(),
+            "mp_max_link_bytes": float(loads.max()) if loads.size else float("nan"),
+            "mp_min_link_bytes": float(loads.min()) if loads.size else float("nan")}

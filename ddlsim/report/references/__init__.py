@@ -4,9 +4,11 @@
 from ddlsim.report.references import (  # noqa: F401
     opsquare,
     ramp_collectives,
+    ramp_fig22_23,
     ramp_tables,
     ramp_training,
     sipac,
     topoopt,
+    topoopt_degree,
     wrht,
 )

@@ -15,7 +15,7 @@ from torch import nn
 import ddlsim
 from ddlsim.capture.compiled import CompileIgnored
 from ddlsim.capture.program import CapturedProgram
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
 
 
 class PatchEmbedding(nn.Module):
@@ -136,3 +136,33 @@ def test_a_broken_capture_file_is_one_line_naming_the_key(tmp_path) -> None:
     pd.DataFrame({"a": [1]}).to_parquet(not_a_capture)
     with pytest.raises(ConfigError, match="is not a ddlsim capture"):
         CapturedProgram.load(not_a_capture)
+
+
+def _deepseek_v3_gqa(mesh, dtype=torch.bfloat16):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.DeepseekV3Config(
+        vocab_size=256, hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_hidden_layers=2,
+        first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2, n_routed_experts=4,
+        num_experts_per_tok=2, n_group=1, topk_group=1, q_lora_rank=None, kv_lora_rank=32, qk_rope_head_dim=8,
+        qk_nope_head_dim=8, v_head_dim=16, use_cache=False, max_position_embeddings=128)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+    finally:
+        torch.set_default_dtype(previous)
+    ids = torch.randint(0, 256, (2, 16))
+    return lambda: model(input_ids=ids, labels=ids).loss.backward()
+
+
+def test_deepseek_v3_with_gqa_captures() -> None:
+    program = ddlsim.capture(_deepseek_v3_gqa, (1,), ("dp",))  # 2 KV heads under 4 query heads
+    assert program.compute.flop.sum() > 0
+
+
+def test_deepseek_v3_in_float32_is_one_line_naming_the_module_and_line() -> None:
+    # CPU eager runs the experts' grouped_mm in float32; its meta kernel (CUDA's rule) wants bf16
+    with pytest.raises(DdlsimError) as caught:
+        ddlsim.capture(lambda mesh: _deepseek_v3_gqa(mesh, torch.float32), (1,), ("dp",))
+    text = str(caught.value)
+    assert "\n" not in text and "mlp.experts" in text and f"{__file__}:" in text

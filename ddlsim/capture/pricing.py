@@ -43,6 +43,9 @@ ATTENTION_BACKWARD_OPS = frozenset({"_scaled_dot_product_flash_attention_backwar
 # A node that only knows how long it ran (a Chakra ET's COMP_NODE with duration_micros and no FLOPs or
 # bytes, as Chakra's generator writes): its key carries the duration in seconds in the flop field.
 TIMED_OP = "ddlsim.timed"
+# A node that knows its FLOPs and bytes but not its kernel (a foreign Chakra COMP_NODE: num_ops,
+# tensor_size): priced by the roofline of its work, GEMM efficiency when it has FLOPs.
+WORK_OP = "ddlsim.work"
 FUSED_MEMBER_OP = "ddlsim.fused_member"  # fusion.FUSED_MEMBER (pricing cannot import fusion: fusion imports it)
 GROUPED_GEMM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm"})
 # Memory-bound ops by what they do (all priced by their bytes; the class names them in the tables).
@@ -127,6 +130,9 @@ class SegmentPricer:
         precision = precision_of(dtype)
         if key[0] == TIMED_OP:
             result = (flop, self.host_launch_s())
+        elif key[0] == WORK_OP:
+            work = "gemm" if flop > 0 else "elementwise"
+            result = (self.roofline.time_s(flop, read + written, precision, work), self.host_launch_s())
         elif self.kernel_level:
             efficiency = self.roofline.kernel
             kernel = kernel_of(key)

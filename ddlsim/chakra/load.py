@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from ddlsim.capture.pricing import TIMED_OP, WORK_OP
 from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.records import COLLECTIVE, COMPUTE, RECORD_COLUMNS, VALUE_FIELDS, OpRecord
 from ddlsim.chakra.schema import (
@@ -41,7 +42,6 @@ from ddlsim.errors import ConfigError
 
 _RANK = re.compile(r"\.(\d+)\.et$")
 _OP_OF_COMM_TYPE = {name: op for op, name in COMM_TYPES.items()}
-TIMED_OP = "ddlsim.timed"  # capture.pricing.TIMED_OP
 
 
 def trace_files(trace: str, key: str = "trace") -> list[Path]:
@@ -111,8 +111,8 @@ def _record(et: Any, node: Any, index: int, deps: tuple[int, ...], world: int, f
         flop, size = float(attrs.get("num_ops", 0) or 0), int(attrs.get("tensor_size", 0) or 0)
         if flop == 0 and size == 0 and node.duration_micros:
             return OpRecord(kind=COMPUTE, op=TIMED_OP, flop=node.duration_micros * 1e-6, **common)
-        return OpRecord(kind=COMPUTE, op=str(attrs.get("op_type") or "aten.mm" if flop else "chakra.comp"),
-                        flop=flop, read_bytes=size, **common)
+        return OpRecord(kind=COMPUTE, op=WORK_OP, flop=flop, read_bytes=size, torch_op=str(attrs.get("op_type", "")),
+                        **common)
     if node.type == et.COMM_COLL_NODE:
         comm_type = int(attrs.get("comm_type", -1))
         names = {value: name for name, value in et.CollectiveCommType.items()}

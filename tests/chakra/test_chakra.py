@@ -150,3 +150,36 @@ def test_missing_chakra_says_how_to_install_it(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "chakra.schema.protobuf", None)
     with pytest.raises(ConfigError, match="install MLCommons Chakra from its repository"):
         schema.require_chakra()
+
+
+def _foreign_trace(directory: Path, num_ops: int, ranks: int = 2) -> Path:
+    """A hand-written ET in the style of Chakra's converter: a compute node with its work, then an
+    all-reduce that depends on it, on every rank."""
+    from chakra.src.third_party.utils.protolib import encodeMessage
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for rank in range(ranks):
+        with (directory / f"foreign.{rank}.et").open("wb") as handle:
+            encodeMessage(handle, et_def_pb2.GlobalMetadata(version="0.0.4"))
+            compute = et_def_pb2.Node(id=10, name="aten::mm", type=et_def_pb2.COMP_NODE)
+            compute.attr.add(name="num_ops", int64_val=num_ops)
+            compute.attr.add(name="tensor_size", uint64_val=10**6)
+            compute.attr.add(name="op_type", string_val="aten::mm")
+            encodeMessage(handle, compute)
+            reduce = et_def_pb2.Node(id=11, name="allreduce", type=et_def_pb2.COMM_COLL_NODE, data_deps=[10])
+            reduce.attr.add(name="comm_type", int64_val=et_def_pb2.ALL_REDUCE)
+            reduce.attr.add(name="comm_size", int64_val=2**20)
+            encodeMessage(handle, reduce)
+    return directory
+
+
+def test_foreign_compute_is_priced_from_its_flops_and_bytes(tmp_path) -> None:
+    small = load_chakra(str(_foreign_trace(tmp_path / "small", 10**12)))
+    large = load_chakra(str(_foreign_trace(tmp_path / "large", 2 * 10**12)))
+    assert small.compute.torch_op.tolist() == ["aten::mm"]
+    time_small = ddlsim.simulate(small, fabric="superpod", device="h100_sxm").compute_time_s
+    time_large = ddlsim.simulate(large, fabric="superpod", device="h100_sxm").compute_time_s
+    assert time_small > 10**12 / 989e12  # never faster than the H100's dense BF16 peak
+    assert time_large / time_small == pytest.approx(2.0, rel=0.01)
+    collectives = small.collectives
+    assert collectives.op.tolist() == ["all_reduce"] and collectives.group_size.tolist() == [2]

@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -85,19 +86,13 @@ def regenerate(name: str, *, check: bool) -> list[str]:
         if check:
             if not csv_path.is_file():
                 return [f"{csv_path.relative_to(ROOT)} is missing"]
-            return differences(pd.read_csv(csv_path), pd.read_csv(_round_trip(data)))
+            # the data as its CSV file would hold it: the same dtypes on both sides of the comparison
+            return differences(pd.read_csv(csv_path), pd.read_csv(StringIO(data.to_csv(index=False))))
         FIGURES.mkdir(parents=True, exist_ok=True)
         data.to_csv(csv_path, index=False)
         shutil.copyfile(picture, FIGURES / f"{name}.png")
         print(f"wrote {(FIGURES / f'{name}.png').relative_to(ROOT)} and {csv_path.name}")
         return []
-
-
-def _round_trip(data: pd.DataFrame):
-    """The data as the CSV file would hold it (the same dtypes on both sides of the comparison)."""
-    from io import StringIO
-
-    return StringIO(data.to_csv(index=False))
 
 
 def main(argv: list[str] | None = None) -> int:

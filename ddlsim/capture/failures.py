@@ -24,17 +24,22 @@ SCALAR_READS = {"aten._local_scalar_dense", "aten.item", "aten.is_nonzero", "ate
 TORCH_LOGGERS = ("torch._subclasses.fake_tensor", "torch._subclasses.fake_impls")
 
 
-def _user_line() -> str:
-    """The innermost frame of the user's program on the current stack (not torch's, not ddlsim's)."""
-    frames = [frame for frame in traceback.extract_stack()
-              if "site-packages" not in frame.filename and not frame.filename.startswith(PACKAGE_DIR)
-              and not frame.filename.startswith("<")]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+def _user_frames(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+    """The frames of the user's program (not torch's or another library's, not ddlsim's)."""
+    return [frame for frame in frames
+            if "site-packages" not in frame.filename and not frame.filename.startswith(PACKAGE_DIR)]
+
+
+def _located(module: str, frames: list[traceback.FrameSummary]) -> str:
+    """`` in module M at file:line`` for the innermost of `frames`, each part when known."""
+    line = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return (f" in module {module}" if module else "") + line
 
 
 def _where(module: str) -> str:
-    line = _user_line()
-    return (f" in module {module}" if module else "") + (f" at {line}" if line else "")
+    """Where an op raised, from the current stack (generated code such as ``<string>`` left out)."""
+    stack = [frame for frame in _user_frames(traceback.extract_stack()) if not frame.filename.startswith("<")]
+    return _located(module, stack)
 
 
 @contextlib.contextmanager
@@ -85,10 +90,7 @@ def build_error(error: BaseException, module: str = "") -> DdlsimError:
         return ConfigError("build", "module.to()", "converting the parameters of a module built under fake tensors "
                            "is not supported by torch; create them in the dtype you want (dtype= arguments, or "
                            "torch.set_default_dtype around the constructor)")
-    frames = traceback.extract_tb(error.__traceback__)
-    user = [frame for frame in frames if "site-packages" not in frame.filename
-            and not frame.filename.startswith(PACKAGE_DIR)]
-    where = (f" in module {module}" if module else "") + (f" at {user[-1].filename}:{user[-1].lineno}" if user else "")
+    where = _located(module, _user_frames(traceback.extract_tb(error.__traceback__)))
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return ConfigError("build", type(error).__name__,
                        f"the build or step function raised {type(error).__name__}: {message}{where}; "

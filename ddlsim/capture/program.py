@@ -225,8 +225,12 @@ class CapturedProgram:
         raw = (table.schema.metadata or {}).get(METADATA_KEY)
         if raw is None:
             raise ConfigError("capture", str(path), "is not a ddlsim capture (no capture metadata in the file)")
-        meta = json.loads(raw)
-        events = table.to_pandas()
+        return cls.from_metadata(json.loads(raw), table.to_pandas())
+
+    @classmethod
+    def from_metadata(cls, meta: dict[str, Any], events: pd.DataFrame) -> CapturedProgram:
+        """The program `metadata()` describes, with `events` as read back from a file (list-valued
+        columns become tuples again); `load` and the Chakra reader share it."""
         for column in ("deps", *VALUE_FIELDS):
             if column in events.columns:
                 events[column] = [tuple(int(item) for item in items) for items in events[column]]

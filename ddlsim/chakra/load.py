@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ import pandas as pd
 
 from ddlsim.capture.pricing import TIMED_OP, WORK_OP
 from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
-from ddlsim.capture.records import COLLECTIVE, COMPUTE, RECORD_COLUMNS, VALUE_FIELDS, OpRecord
+from ddlsim.capture.records import COLLECTIVE, COMPUTE, RECORD_COLUMNS, OpRecord
 from ddlsim.chakra.schema import (
     CAPTURED_RANK_ATTR,
     COMM_TYPES,
@@ -83,23 +82,12 @@ def _attrs(node: Any) -> dict[str, Any]:
     return {attribute.name: attribute_value(attribute) for attribute in node.attr}
 
 
-def _own_program(headers: list[Any], files: list[Path], nodes_of: list[list[Any]]) -> CapturedProgram:
+def _own_program(headers: list[Any], nodes_of: list[list[Any]]) -> CapturedProgram:
     meta = json.loads(_attrs(headers[0])[METADATA_ATTR])
-    frames = []
-    for rank in meta["ranks"]:
-        position = next(i for i, header in enumerate(headers) if _attrs(header).get(CAPTURED_RANK_ATTR) == rank)
-        records = [json.loads(_attrs(node)[RECORD_ATTR]) for node in nodes_of[position]]
-        frame = pd.DataFrame(records, columns=["rank", *RECORD_COLUMNS])
-        for column in ("deps", *VALUE_FIELDS):
-            frame[column] = [tuple(int(item) for item in items) for items in frame[column]]
-        frames.append(frame)
-    capture_time = meta.get("capture_time_s")
-    return CapturedProgram(name=meta["name"], mesh_shape=tuple(meta["mesh_shape"]),
-                           mesh_dim_names=tuple(meta["mesh_dim_names"]), ranks=tuple(meta["ranks"]),
-                           events=pd.concat(frames, ignore_index=True), stages=tuple(meta.get("stages", ())),
-                           options=meta.get("options", {}),
-                           capture_time_s=math.nan if capture_time is None else capture_time,
-                           replays=replays_frame(0, []))
+    captured_ranks = [_attrs(header).get(CAPTURED_RANK_ATTR) for header in headers]
+    records = [json.loads(_attrs(node)[RECORD_ATTR])
+               for rank in meta["ranks"] for node in nodes_of[captured_ranks.index(rank)]]
+    return CapturedProgram.from_metadata(meta, pd.DataFrame(records, columns=["rank", *RECORD_COLUMNS]))
 
 
 def _record(et: Any, node: Any, index: int, deps: tuple[int, ...], world: int, file: Path) -> OpRecord | None:
@@ -173,7 +161,7 @@ def load_chakra(trace: str, *, key: str = "trace") -> CapturedProgram:
     read = [_read(file) for file in files]
     headers, nodes_of = [header for header, _ in read], [nodes for _, nodes in read]
     if METADATA_ATTR in _attrs(headers[0]):
-        program = _own_program(headers, files, nodes_of)
+        program = _own_program(headers, nodes_of)
         if program.num_ranks != len(files):
             raise ConfigError(key, trace, f"holds {len(files)} rank files but the program ran on "
                                           f"{program.num_ranks} ranks")

@@ -31,6 +31,7 @@ from ddlsim.types import Kernel
 from ddlsim.workload.kernels.parts import activation, grad_sums, linear_backward, projections, projections_backward
 from ddlsim.workload.kernels.primitives import A, gemm, grouped_gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
+from ddlsim.workload.llm.shape import MoeShape
 
 WEIGHT_BYTES, INDEX_BYTES = 4, 8  # fp32 routing weights, int64 expert indices
 
@@ -50,12 +51,18 @@ def _widths(spec: LayerSpec, width: int) -> tuple[int, ...]:
     return (width, width) if spec.layer.gated_mlp else (width,)
 
 
-def moe_mlp(spec: LayerSpec) -> list[Kernel]:
-    moe, tokens, h = spec.moe, spec.tokens, spec.layer.d_model
+def _layer_routing(spec: LayerSpec) -> tuple[MoeShape, int, int, int, int, int]:
+    """(MoE settings, tokens, d_model, expert groups, rows per group, expert FFN width per TP rank):
+    what the forward and backward lists of one MoE MLP both start from."""
+    moe = spec.moe
     assert moe is not None
     groups, rows = routed_rows(spec)
+    return moe, spec.tokens, spec.layer.d_model, groups, rows, moe.expert_ffn // spec.tp
+
+
+def moe_mlp(spec: LayerSpec) -> list[Kernel]:
+    moe, tokens, h, groups, rows, f = _layer_routing(spec)
     routed = groups * rows
-    f = moe.expert_ffn // spec.tp
     sort = [memory("dispatch_sort", 2 * A * routed * h)] if spec.ep > 1 else []
     kernels = [gemm("router", tokens, moe.experts, h),
                memory("router_topk", A * tokens * moe.experts + (WEIGHT_BYTES + INDEX_BYTES) * tokens * moe.top_k),
@@ -76,11 +83,8 @@ def moe_mlp(spec: LayerSpec) -> list[Kernel]:
 
 
 def moe_mlp_backward(spec: LayerSpec) -> list[Kernel]:
-    moe, tokens, h = spec.moe, spec.tokens, spec.layer.d_model
-    assert moe is not None
-    groups, rows = routed_rows(spec)
+    moe, tokens, h, groups, rows, f = _layer_routing(spec)
     routed = groups * rows
-    f = moe.expert_ffn // spec.tp
     width_in = sum(_widths(spec, f))
     shared = moe.shared_ffn // spec.tp
     gate = shared and moe.shared_gate

@@ -40,6 +40,15 @@ class OutputConfig:
 
 
 @dataclass
+class NetworkConfig:
+    """How the network is shared: `contention` ``on`` lets collectives in flight at the same time
+    share the fabric's links, NICs, transceivers and wavelengths (docs/contention.md); ``off``
+    prices each alone, as if it had the fabric to itself."""
+
+    contention: str = "on"
+
+
+@dataclass
 class RootConfig:
     model: Any = MISSING
     parallel: Any = MISSING
@@ -52,6 +61,7 @@ class RootConfig:
     seed: int = 0
     assumptions: AssumptionsConfig = field(default_factory=AssumptionsConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
     report: ReportSettings = field(default_factory=ReportSettings)
 
 

@@ -44,7 +44,7 @@ from ddlsim.registry import (
 )
 from ddlsim.report.settings import ReportSettings
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
-from ddlsim.training.settings import TrainingConfig, training_settings
+from ddlsim.training.settings import TrainingConfig, contention_setting, training_settings
 from ddlsim.workload.parallel import ParallelConfig
 
 # Config sections typed by a schema outside the registries. Their mapping fields (``compute.classes``,
@@ -162,6 +162,7 @@ def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], An
     root = apply_assumptions(given)
     device = build("device", lambda: DEVICES.build(root.device))
     build("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
+    build("network", lambda: contention_setting(OmegaConf.select(root, "network.contention", default="on")))
     # validated here; a sweep's report reads it
     build("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
     components = Components(

@@ -43,8 +43,8 @@ from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.training.simulate import TrainingResult, peak_of
-from ddlsim.training.timeline import Placement, place, summarize
+from ddlsim.training.simulate import TrainingResult, peak_of, placed
+from ddlsim.training.timeline import Placement, summarize
 from ddlsim.types import Precision, Workload
 
 CONFIGS = configs_dir()
@@ -203,7 +203,7 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     elif getattr(compute_model, "fusion", False):
         program = replace(program, events=fuse_events(program.events))
     graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model, measured))
-    placement = place(graph)
+    placement = placed(graph, settings or TrainingSettings(), fabric, captured=True)
     summary = summarize(graph, placement)
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
     return ProgramResult(workload=workload, settings=settings or TrainingSettings(),

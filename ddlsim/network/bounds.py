@@ -175,7 +175,7 @@ def cut_bytes(op: CollectiveOp, size_bytes: int, n: int, k: np.ndarray, root_ins
     return zero, zero
 
 
-def _domain_members(domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def domain_members(domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(group, domain, members k) of every (group, domain) pair with members, from runs of equal
     domains along each group's row (the placements here number nodes in rank order; other rows
     are sorted first)."""
@@ -195,7 +195,7 @@ def _cut_time_s(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, r
     """Seconds the busiest domain needs for what must cross its boundary; `domain[g, p]` is the
     domain of position p of group g."""
     groups = domain.shape[0]
-    group, place, k = _domain_members(domain)
+    group, place, k = domain_members(domain)
     root_inside = domain[group, root] == place
     out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=in_network)
     per_domain_out = np.bincount(place, out)

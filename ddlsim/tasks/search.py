@@ -41,7 +41,7 @@ from ddlsim.tasks.search_space import PlanKey, SearchSpace, enumerate_plans
 from ddlsim.tasks.train import TrainTask, TrainTaskConfig, run_labels
 from ddlsim.training import Overlap, Pricer, TrainingSettings, simulate_training
 from ddlsim.training.run import compute_timer, network_timer, reduction_model
-from ddlsim.training.settings import training_settings
+from ddlsim.training.settings import run_settings
 from ddlsim.workload.llm.memory import check_fits
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.llm.shape import DecoderShape
@@ -278,7 +278,7 @@ class SearchTask:
         return cls(tuple(sorted(set(config.gpus))), space, config.top, config.prune, config.progress, train)
 
     def run(self, components: Components) -> TaskResult:
-        settings = training_settings(components.config.get("training"))
+        settings = run_settings(components.config)
         labels = run_labels(components.config)
         algorithm, label = self.train.algorithm_for(components)
         if label is not None:

@@ -100,7 +100,7 @@ class TopoOptTask:
         from ddlsim.network.fabrics.topoopt.demand import server_traffic
         from ddlsim.network.fabrics.topoopt.topology_finder import topology_finder
         from ddlsim.training.run import compute_timer, reduction_model
-        from ddlsim.training.settings import training_settings
+        from ddlsim.training.settings import run_settings
 
         if getattr(components.model, "name", "") != "topoopt":
             raise ConfigError("model", config_label(components.config, "model"),
@@ -129,7 +129,7 @@ class TopoOptTask:
                                                   algorithm_label(components.config.collective))
             row: Row = {**labels, "fabric": system, "algorithm": label, "status": "ok"}
             row.update(self._system_numbers(system, setting, plan, traffic, workload, algorithm, reduction, compute,
-                                            training_settings(components.config.get("training"))))
+                                            run_settings(components.config)))
             rows.append(row)
         summary = "\n".join(f"{row['model']} on {row['fabric']} (d = {self.degree}, "
                             f"B = {self.link_bandwidth_bps / units.GIGA:g} Gb/s): iteration "

@@ -28,7 +28,7 @@ from ddlsim.registry import ALGORITHMS, FABRICS, LABEL_KEY, TASKS
 from ddlsim.report.quantities import format_duration, format_number
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.training.run import train_on_fabric
-from ddlsim.training.settings import training_settings
+from ddlsim.training.settings import run_settings
 
 ON_INFEASIBLE = ("row", "error")
 
@@ -148,7 +148,7 @@ class TrainTask:
         return {**labels, "overlap": str(OmegaConf.select(config, "training.overlap", default="none"))}
 
     def run(self, components: Components) -> TaskResult:
-        settings = training_settings(components.config.get("training"))
+        settings = run_settings(components.config)
         labels = run_labels(components.config)
         algorithm, label = self.algorithm_for(components)
         if label is not None:

@@ -20,6 +20,7 @@ True posts the steady-state sends and receives asynchronously (`ddlsim.training.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from enum import StrEnum
@@ -77,6 +78,7 @@ class TrainingSettings:
     engine: str = "auto"
     overlap_p2p_comm: bool = False
     chakra: bool = False
+    contention: bool = True  # the root `network.contention` key: concurrent collectives share the fabric
 
     def __post_init__(self) -> None:
         try:
@@ -92,6 +94,8 @@ class TrainingSettings:
             raise ConfigError("engine", self.engine, f"must be one of {', '.join(ENGINES)}")
         if not isinstance(self.overlap_p2p_comm, bool):
             raise ConfigError("overlap_p2p_comm", self.overlap_p2p_comm, "must be true or false")
+        if not isinstance(self.contention, bool):
+            raise ConfigError("contention", self.contention, "must be true or false")
 
     @classmethod
     def from_config(cls, config: TrainingConfig) -> TrainingSettings:
@@ -122,3 +126,21 @@ def _parse_training(node: Any) -> TrainingSettings:
         raise omegaconf_error_to_config_error(error, "training") from None
     except ConfigError as error:
         raise error.under("training") from None
+
+
+CONTENTION_CHOICES = {"on": True, "true": True, "off": False, "false": False}
+
+
+def contention_setting(value: Any) -> bool:
+    """The root `network.contention` key (``on`` or ``off``; true/false too) as a bool."""
+    text = str(value).strip().lower() if value is not None else "on"
+    if text not in CONTENTION_CHOICES:
+        raise ConfigError("network.contention", value, "must be on or off")
+    return CONTENTION_CHOICES[text]
+
+
+def run_settings(config: Any) -> TrainingSettings:
+    """The `training` section with the root `network.contention` key folded in."""
+    settings = training_settings(config.get("training"))
+    contention = contention_setting(OmegaConf.select(config, "network.contention", default="on"))
+    return settings if settings.contention == contention else dataclasses.replace(settings, contention=contention)

@@ -24,8 +24,8 @@ from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import select_schedule
-from ddlsim.training.settings import TrainingSettings
-from ddlsim.training.timeline import IterationSummary, place, summarize
+from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
 from ddlsim.types import Precision, Workload
 
 NAN = float("nan")
@@ -111,6 +111,11 @@ class TrainingResult:
                 f"{prefix}_transfer_s": item.transfer_s,
                 f"{prefix}_compute_s": item.compute_s,
             })
+            if item.alone_s is not None:  # concurrent collectives shared the fabric
+                row[f"{prefix}_alone_s"] = item.alone_s
+                row[f"{prefix}_slowdown"] = item.slowdown
+        if any(item.alone_s is not None for item in it.collectives):
+            row["comm_alone_time_s"] = sum(item.alone_s or item.time_s for item in it.collectives)
         return row
 
 
@@ -118,15 +123,41 @@ def build_graph(workload: Workload, pricer: Pricer, settings: TrainingSettings) 
     return select_schedule(settings, workload)(workload, pricer, settings)
 
 
-def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationSummary:
+def contends(settings: TrainingSettings, fabric: Any) -> bool:
+    """Whether concurrent collectives of an analytic iteration share the fabric: contention on,
+    a fabric to share, and an overlap setting that lets collectives run side by side."""
+    return settings.contention and fabric is not None and settings.overlap is not Overlap.NONE
+
+
+def placed(graph: IterationGraph, settings: TrainingSettings, fabric: Any, *, captured: bool = False) -> Placement:
+    """The graph placed in time: concurrent collectives sharing `fabric` when contention is on
+    (for a capture, its own streams decide what overlaps; for an analytic model, the overlap
+    setting), else each at its isolated price."""
+    if fabric is None or not settings.contention or not (captured or settings.overlap is not Overlap.NONE):
+        return place(graph)
+    from ddlsim.training.contended import place_contended
+
+    return place_contended(graph, contention_model(fabric))
+
+
+def contention_model(fabric: Any) -> Any:
+    """The fabric's declared resources and each call's demand on them, as the timeline needs them."""
+    from ddlsim.network.contention.model import contention_model as build
+
+    return build(fabric)
+
+
+def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSettings,
+                      fabric: Any = None) -> IterationSummary:
     """The iteration summed up: in closed form where `analytic_iteration` applies (and
-    ``settings.engine`` is ``auto``), else from the placed graph of every op."""
-    if settings.engine == "auto":
+    ``settings.engine`` is ``auto``, and no concurrent collectives share `fabric`), else from the
+    placed graph of every op."""
+    if settings.engine == "auto" and not contends(settings, fabric):
         summary = analytic_iteration(workload, pricer, settings)
         if summary is not None:
             return summary
     graph = build_graph(workload, pricer, settings)
-    return summarize(graph, place(graph))
+    return summarize(graph, placed(graph, settings, fabric))
 
 
 def peak_of(device: Any, workload: Workload) -> float:
@@ -141,7 +172,7 @@ def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSett
     """Schedule one iteration of `workload`, place it in time and sum it up; `device` gives the
     peak that `mfu` is taken against."""
     settings = settings or TrainingSettings()
-    summary = iteration_summary(workload, pricer, settings)
+    summary = iteration_summary(workload, pricer, settings, fabric)
     energy = network_energy(fabric, workload.num_ranks, summary.iteration_time_s, workload.num_steps)
     return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy,
                           peak_flop_per_s=peak_of(device, workload))

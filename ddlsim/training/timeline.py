@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ddlsim.training.graph import IterationGraph, OpKind
+from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
 
 ROUNDING = 1e-12
@@ -19,10 +19,20 @@ ROUNDING = 1e-12
 
 @dataclass(frozen=True)
 class Placement:
-    """Start and end time of every op of a graph, by op index."""
+    """Start and end time of every op of a graph, by op index.
+
+    `contended_s`, set by a placement where collectives shared the fabric
+    (`ddlsim.training.contended`), is each op's time from start to end; None when every op took
+    its own duration.
+    """
 
     start_s: tuple[float, ...]
     end_s: tuple[float, ...]
+    contended_s: tuple[float, ...] | None = None
+
+    def time_of(self, op: Op) -> float:
+        """How long `op` took in this placement."""
+        return op.duration_s if self.contended_s is None else self.contended_s[op.index]
 
     @property
     def makespan_s(self) -> float:
@@ -65,6 +75,14 @@ class CollectiveBreakdown:
     latency_s: float
     transfer_s: float
     compute_s: float
+    alone_s: float | None = None
+
+    @property
+    def slowdown(self) -> float:
+        """Time under contention over time alone (1 when nothing shared the fabric)."""
+        if self.alone_s is None or self.alone_s <= 0:
+            return 1.0
+        return self.time_s / self.alone_s
 
 
 @dataclass(frozen=True)
@@ -165,10 +183,11 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
             calls=sum(op.executions for op in ops),
             size_bytes=sum(op.task.size_bytes * op.executions for op in ops),
             group_size=ops[0].task.group.size,
-            time_s=sum(op.duration_s for op in ops),
+            time_s=sum(placement.time_of(op) for op in ops),
             latency_s=sum(op.estimate.latency_s * op.executions for op in ops),
             transfer_s=sum(op.estimate.transfer_s * op.executions for op in ops),
             compute_s=sum(op.estimate.compute_s * op.executions for op in ops),
+            alone_s=None if placement.contended_s is None else sum(op.duration_s for op in ops),
         ))
     iteration_s = placement.makespan_s
     compute_s = max(compute_by_stream.values(), default=0.0)

@@ -28,8 +28,12 @@ TRACE_NAME = "trace.json"
 MICROSECONDS = 1e6
 
 
-def _args(op: Op, extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    args: dict[str, Any] = {"phase": op.phase.value, "executions": op.executions, "duration_s": op.duration_s}
+def _args(op: Op, extra: Mapping[str, Any] | None, placement: Placement) -> dict[str, Any]:
+    args: dict[str, Any] = {"phase": op.phase.value, "executions": op.executions,
+                            "duration_s": placement.time_of(op)}
+    if placement.contended_s is not None and op.kind is OpKind.COLLECTIVE:
+        args["alone_s"] = op.duration_s  # stretched by concurrent collectives sharing the fabric
+        args["slowdown"] = placement.time_of(op) / op.duration_s if op.duration_s > 0 else 1.0
     if isinstance(op.task, CollectiveCall) and isinstance(op.estimate, CollectiveEstimate):
         call, estimate = op.task, op.estimate
         args.update({"op": call.op.value, "size_bytes": call.size_bytes, "group_size": call.group.size,
@@ -60,8 +64,8 @@ def trace_events(graph: IterationGraph, placement: Placement | None = None,
         if key not in threads:
             threads[key] = len(threads) + 1
         events.append({"name": op.label, "cat": op.kind.value, "ph": "X", "pid": op.stage, "tid": threads[key],
-                       "ts": placement.start_s[op.index] * MICROSECONDS, "dur": op.duration_s * MICROSECONDS,
-                       "args": _args(op, details.get(op.index))})
+                       "ts": placement.start_s[op.index] * MICROSECONDS, "dur": placement.time_of(op) * MICROSECONDS,
+                       "args": _args(op, details.get(op.index), placement)})
     metadata: list[dict[str, Any]] = []
     for stage in sorted({stage for stage, _ in threads}):
         name = f"stage {stage}" if multi_stage else "rank"
@@ -99,8 +103,8 @@ def result_graph(result: Any, fabric: Any, algorithm: Any, device: Any, compute:
         return graph, getattr(result, "placement", None) or place(graph), getattr(result, "details", {})
     from ddlsim.training.pricing import Pricer
     from ddlsim.training.run import compute_timer, network_timer, reduction_model
-    from ddlsim.training.simulate import build_graph
+    from ddlsim.training.simulate import build_graph, placed
 
     pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), compute_timer(compute))
     graph = build_graph(result.workload, pricer, result.settings)
-    return graph, place(graph), {}
+    return graph, placed(graph, result.settings, fabric), {}

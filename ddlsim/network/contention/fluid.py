@@ -69,6 +69,23 @@ def max_min_fill(activity: np.ndarray, resource: np.ndarray, amount: np.ndarray,
     return fill
 
 
+def binding_entries(activity: np.ndarray, resource: np.ndarray, amount: np.ndarray, capacity: np.ndarray,
+                    max_fill: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of the resources that may bind, renumbered over those resources only: a
+    resource one activity uses alone binds only if it saturates below that activity's cap."""
+    used, local = np.unique(resource, return_inverse=True)
+    users = np.bincount(local, minlength=used.size)
+    local_capacity = capacity[used]
+    alone = users[local] == 1
+    loose = alone & (amount * max_fill[activity] <= local_capacity[local] * (1 + SATURATION))
+    keep = ~loose
+    if not keep.any():
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0), np.zeros(0)
+    kept, renumbered = np.unique(local[keep], return_inverse=True)
+    return activity[keep], renumbered, amount[keep], local_capacity[kept]
+
+
 @dataclass
 class _Active:
     key: Hashable
@@ -169,12 +186,17 @@ class FluidNetwork:
         if not items:
             return
         self.solves += 1
-        sizes = [item.resources.size for item in items]
-        activity = np.repeat(np.arange(len(items)), sizes)
-        resource = np.concatenate([item.resources for item in items])
-        amount = np.concatenate([item.amounts * item.weight for item in items])
         max_fill = np.array([item.max_fill for item in items])
-        fill = max_min_fill(activity, resource, amount, self.capacity, max_fill)
+        fill = max_fill.copy()
+        if len(items) > 1 or not np.isfinite(max_fill[0]):
+            sizes = [item.resources.size for item in items]
+            activity = np.repeat(np.arange(len(items)), sizes)
+            resource = np.concatenate([item.resources for item in items])
+            amount = np.concatenate([item.amounts * item.weight for item in items])
+            activity, resource, amount, capacity = binding_entries(activity, resource, amount, self.capacity,
+                                                                   max_fill)
+            if activity.size:
+                fill = max_min_fill(activity, resource, amount, capacity, max_fill)
         for item, value in zip(items, fill):
             full = item.weight * item.max_fill
             rate = item.weight * float(value)

@@ -1,0 +1,158 @@
+"""Place an iteration in time with concurrent collectives sharing the fabric (network.contention=on).
+
+`timeline.place` gives every collective its isolated price. Here the collectives that are in
+flight at the same time share the fabric's declared resources
+(`ddlsim.network.contention.resources`) by max-min fairness
+(`ddlsim.network.contention.fluid`): each collective is one activity whose work is its isolated
+time and which puts its bytes on each resource evenly over that time; the shares are re-solved
+whenever a collective starts or ends. Compute ops keep their durations. Dependencies and
+in-order streams are those of `timeline.place`.
+
+When no two collectives overlap in the isolated placement nothing can contend, and that
+placement is returned unchanged (bit for bit). Ops of different pipeline stages run on
+different GPUs: each stage gets its own copy of the resources, so stages never contend with
+each other (a stated limit: they do share tier uplinks in reality).
+
+Several jobs on one fabric (`place_jobs`) run the same way, every job on its own nodes, all of
+them in one engine, so they share whatever resources their placements have in common.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+import numpy as np
+
+from ddlsim.network.contention.fluid import FluidNetwork
+from ddlsim.network.contention.model import ContentionModel, DemandOf
+from ddlsim.training.graph import IterationGraph, OpKind
+from ddlsim.training.timeline import Placement, place
+from ddlsim.types import CollectiveCall
+
+
+def collectives_overlap(graph: IterationGraph, placement: Placement) -> bool:
+    """True when two collectives of the same stage are in flight at the same time."""
+    spans = sorted((op.stage, placement.start_s[op.index], placement.end_s[op.index]) for op in graph.ops
+                   if op.kind is OpKind.COLLECTIVE and op.duration_s > 0)
+    for (stage, _, end), (next_stage, next_start, _) in zip(spans, spans[1:]):
+        if stage == next_stage and next_start < end:
+            return True
+    return False
+
+
+def place_contended(graph: IterationGraph, model: ContentionModel) -> Placement:
+    """The placement of `graph` with concurrent collectives sharing the fabric (module docstring)."""
+    isolated = place(graph)
+    if not collectives_overlap(graph, isolated):
+        return isolated
+    return place_jobs([graph], model, iterations=1)[0][0]
+
+
+def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iterations: int = 1,
+               demand_of: Sequence[DemandOf] | None = None) -> list[list[Placement]]:
+    """Run every graph for `iterations` back-to-back iterations at once on one fabric; the
+    placement of each job's each iteration, in its own time origin (the iteration's start).
+    `demand_of[j]` prices job j's calls (its own placement on the fabric); default: the model's."""
+    resources_per_copy = model.capacity_bps.size
+    stages = [sorted({op.stage for op in graph.ops}) for graph in graphs]
+    copies = max((len(stage_list) for stage_list in stages), default=1)
+    engine = FluidNetwork(np.tile(model.capacity_bps, copies))
+    demand_fns = list(demand_of) if demand_of is not None else [model.demand_of] * len(graphs)
+    runs = [_JobRun(graph, stage_list, demand, resources_per_copy, iterations)
+            for graph, stage_list, demand in zip(graphs, stages, demand_fns)]
+    compute_heap: list[tuple[float, int, int]] = []
+    now = 0.0
+    for job, run in enumerate(runs):
+        run.start_ready(job, now, engine, compute_heap)
+    while compute_heap or engine.busy():
+        next_compute = compute_heap[0][0] if compute_heap else np.inf
+        finished = engine.advance(until_s=next_compute)
+        if finished:
+            now = engine.now_s
+            ended = [(key[0], key[1], time) for key, time in finished]
+        else:
+            now = next_compute
+            ended = []
+            while compute_heap and compute_heap[0][0] <= now:
+                time, job, index = heapq.heappop(compute_heap)
+                ended.append((job, index, time))
+        for job, index, time in ended:
+            runs[job].finish(index, time)
+        for job, run in enumerate(runs):
+            run.start_ready(job, now, engine, compute_heap)
+    return [run.placements() for run in runs]
+
+
+class _JobRun:
+    """One job's ops over its iterations: what is ready, when each op started and ended."""
+
+    def __init__(self, graph: IterationGraph, stages: list[int], demand_of: DemandOf, copy_size: int,
+                 iterations: int) -> None:
+        self.graph, self.demand_of, self.iterations = graph, demand_of, iterations
+        self.stage_copy = {stage: position for position, stage in enumerate(stages)}
+        self.copy_size = copy_size
+        count = len(graph.ops)
+        self.count = count
+        predecessors: list[set[int]] = [set(op.deps) for op in graph.ops]
+        last_on_stream: dict[str, int] = {}
+        for op in graph.ops:
+            previous = last_on_stream.get(op.stream)
+            if previous is not None:
+                predecessors[op.index].add(previous)
+            last_on_stream[op.stream] = op.index
+        self.successors: list[list[int]] = [[] for _ in range(count)]
+        for index, preds in enumerate(predecessors):
+            for pred in preds:
+                self.successors[pred].append(index)
+        self.needed = [len(preds) for preds in predecessors]
+        self.waiting = list(self.needed)
+        self.iteration = 0
+        self.remaining = count
+        self.iteration_start = 0.0
+        self.start = [0.0] * count
+        self.end = [0.0] * count
+        self.ready = [index for index in range(count) if self.needed[index] == 0]
+        self.done: list[Placement] = []
+
+    def start_ready(self, job: int, now: float, engine: FluidNetwork, compute_heap: list) -> None:
+        ready, self.ready = self.ready, []
+        for index in ready:
+            op = self.graph.ops[index]
+            self.start[index] = now
+            demand = None
+            if op.kind is OpKind.COLLECTIVE and op.duration_s > 0:
+                assert isinstance(op.task, CollectiveCall)
+                demand = self.demand_of(op.task)
+            if demand is None or demand.resources.size == 0:
+                heapq.heappush(compute_heap, (now + op.duration_s, job, index))
+                continue
+            offset = self.stage_copy[op.stage] * self.copy_size
+            engine.submit((job, index), op.duration_s, demand.resources + offset,
+                          demand.bits * op.executions / op.duration_s, max_fill=1.0)
+
+    def finish(self, index: int, time: float) -> None:
+        self.end[index] = time
+        self.remaining -= 1
+        for successor in self.successors[index]:
+            self.waiting[successor] -= 1
+            if self.waiting[successor] == 0:
+                self.ready.append(successor)
+        if self.remaining == 0:
+            self._next_iteration(time)
+
+    def _next_iteration(self, time: float) -> None:
+        origin = self.iteration_start
+        starts = tuple(value - origin for value in self.start)
+        ends = tuple(value - origin for value in self.end)
+        stretched = tuple(end - start for start, end in zip(starts, ends))
+        self.done.append(Placement(starts, ends, stretched))
+        self.iteration += 1
+        if self.iteration < self.iterations:
+            self.iteration_start = time
+            self.remaining = self.count
+            self.waiting = list(self.needed)
+            self.ready = [index for index in range(self.count) if self.needed[index] == 0]
+
+    def placements(self) -> list[Placement]:
+        return self.done

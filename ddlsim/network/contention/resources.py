@@ -83,6 +83,49 @@ class SharedResources:
     def size(self) -> int:
         return int(self.capacity_bps.size)
 
+    def kinds(self) -> np.ndarray:
+        """The kind of every resource (node egress 0, node ingress 1, each cut's egress and ingress,
+        then the bisection's two directions): resources of one kind have one capacity."""
+        nodes = self.fabric.num_nodes
+        parts = [np.zeros(nodes, dtype=np.int64), np.ones(nodes, dtype=np.int64)]
+        for index, cut in enumerate(self.fabric.domain_cuts()):
+            count = -(-nodes // cut.size_nodes)
+            parts += [np.full(count, 2 + 2 * index), np.full(count, 3 + 2 * index)]
+        if self.bisection_offset is not None:
+            last = 2 + 2 * len(self.cut_offsets)
+            parts.append(np.array([last, last + 1]))
+        return np.concatenate(parts)
+
+    def kind_capacity_bps(self) -> np.ndarray:
+        """The capacity of each kind (`kinds`)."""
+        kinds = self.kinds()
+        capacity = np.zeros(int(kinds.max()) + 1)
+        capacity[kinds] = self.capacity_bps
+        return capacity
+
+    def collapse(self, demand: Demand) -> Demand:
+        """The demand on each kind of resource: the most any one resource of that kind carries.
+
+        For one job whose collectives load every node alike (the groups of a parallel dimension
+        tile the job), the busiest resource of a kind stands for all of them, and concurrent
+        collectives meet there; where loads differ, assuming that their busiest resources
+        coincide can only overstate contention, never understate a bound."""
+        kinds = self._kinds_memo()
+        if demand.resources.size == 0:
+            return demand
+        kind = kinds[demand.resources]
+        most = np.zeros(int(kinds.max()) + 1)
+        np.maximum.at(most, kind, demand.bits)
+        used = np.flatnonzero(most > 0)
+        return Demand(used, most[used])
+
+    def _kinds_memo(self) -> np.ndarray:
+        kinds = self.__dict__.get("_kinds")
+        if kinds is None:
+            kinds = self.kinds()
+            object.__setattr__(self, "_kinds", kinds)
+        return kinds
+
     def demand(self, op: CollectiveOp | str, size_bytes: int, layout: GroupLayout, root: int = 0,
                placement: Placement | None = None) -> Demand:
         """The bits `op` on every group of `layout` puts on each resource (module docstring)."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.caches import Memo
-from ddlsim.network.bounds import cut_bytes, domain_members, node_bytes
+from ddlsim.network.bounds import domain_bytes, node_bytes
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.types import CollectiveOp, GroupLayout
@@ -156,14 +156,13 @@ class SharedResources:
 
     def _cut(self, op: CollectiveOp, size_bytes: int, n: int, root: int, domain: np.ndarray, egress_base: int,
              ingress_base: int, ids: list, loads: list) -> None:
-        group, place, k = domain_members(domain)
-        root_inside = domain[group, root] == place
-        out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=self.fabric.reduces_in_network())
+        fabric = self.fabric
+        touched, out, into = domain_bytes(op, size_bytes, n, domain, root, fabric.supports_multicast(),
+                                          fabric.reduces_in_network())
         if ingress_base == egress_base + 1:  # the bisection: out of one half is into the other
-            ids += [egress_base + place, egress_base + 1 - place]
-            loads += [out, into]
-            return
-        ids += [egress_base + place, ingress_base + place]
+            ids += [egress_base + touched, egress_base + 1 - touched]
+        else:
+            ids += [egress_base + touched, ingress_base + touched]
         loads += [out, into]
 
     def describe(self) -> dict[str, float]:

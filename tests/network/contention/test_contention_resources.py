@@ -22,7 +22,8 @@ OPS = (Op.ALL_REDUCE, Op.ALL_GATHER, Op.REDUCE_SCATTER, Op.ALL_TO_ALL, Op.BROADC
 
 def layouts(num_ranks: int) -> list[GroupLayout]:
     """TP-like (inner), DP-like (strided) and whole-job groups."""
-    return [GroupLayout(8, 1, num_ranks), GroupLayout(num_ranks // 8, 8, num_ranks), GroupLayout(num_ranks, 1, num_ranks)]
+    return [GroupLayout(8, 1, num_ranks), GroupLayout(num_ranks // 8, 8, num_ranks),
+            GroupLayout(num_ranks, 1, num_ranks)]
 
 
 @pytest.mark.parametrize("name", FABRICS)

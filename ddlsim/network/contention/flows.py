@@ -119,6 +119,8 @@ def compile_jobs(fabric: Fabric, jobs: Sequence[FlowJob]) -> FlowProblem:
         for index, step in enumerate(job.schedule.steps):
             if not step.is_communication:
                 continue
+            if max(step.src.max(), step.dst.max()) >= nodes.shape[1] or min(step.src.min(), step.dst.min()) < 0:
+                raise ConfigError("schedule", f"step {index}", f"moves data outside positions [0, {nodes.shape[1]})")
             keys = (nodes[:, step.src] * width + nodes[:, step.dst]).ravel()
             unique, counts = np.unique(keys, return_counts=True)
             setup_s = float(fabric.setup_time_s(previous, step.circuit))

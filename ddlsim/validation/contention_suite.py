@@ -123,9 +123,10 @@ CASES: tuple[Case, ...] = (
     Case("same_nics_rhd_ring_rs", "fat_tree", lambda f: [
         collective(f, "rhd", "all_reduce", _layout(16, 4, 64), 16 * MB),
         collective(f, "ring", "reduce_scatter", _layout(16, 4, 64), 16 * MB)]),
-    Case("two_jobs_interleaved_4to1", "fat_tree_4to1", lambda f: [
-        collective(f, "ring", "all_reduce", list(range(0, 64, 2)), 32 * MB),
-        collective(f, "ring", "all_reduce", list(range(1, 64, 2)), 32 * MB, 1e-3)]),
+    Case("two_jobs_one_gpu_per_node_4to1", "fat_tree_4to1", lambda f: [
+        collective(f, "direct", "all_to_all", list(range(0, 64, 4)), 16 * MB),
+        collective(f, "direct", "all_to_all", list(range(1, 64, 4)), 16 * MB),
+        collective(f, "rhd", "all_reduce", list(range(2, 64, 4)), 32 * MB, 2e-4)]),
     Case("two_jobs_sharing_leaves_4to1", "fat_tree_4to1", lambda f: [
         collective(f, "rhd", "all_reduce", HALF_LEAVES, 32 * MB),
         collective(f, "ring", "all_reduce", OTHER_HALF_LEAVES, 32 * MB)]),
@@ -149,9 +150,10 @@ CASES: tuple[Case, ...] = (
     Case("topoopt_alltoall_beside_allreduce", "topoopt", lambda f: [
         collective(f, "direct", "all_to_all", _layout(16, 1, 16), 8 * MB),
         collective(f, "topoopt_ring", "all_reduce", _layout(16, 1, 16), 16 * MB)]),
-    Case("topoopt_servers_tp_dp", "topoopt_2gpu", lambda f: [
-        collective(f, "ring", "all_reduce", _layout(2, 1, 32), 16 * MB),
-        collective(f, "rhd", "all_reduce", _layout(16, 2, 32), 16 * MB, 1e-4)]),
+    Case("topoopt_two_dp_groups_share_interfaces", "topoopt_2gpu", lambda f: [
+        collective(f, "ring", "all_reduce", list(range(0, 32, 2)), 16 * MB),
+        collective(f, "rhd", "all_reduce", list(range(1, 32, 2)), 16 * MB, 1e-4),
+        collective(f, "ring", "all_reduce", _layout(2, 1, 32), 4 * MB)]),
     # -- OPSquare: groups sharing transceivers and relays --
     Case("opsquare_pods_beside_whole", "opsquare", lambda f: [
         collective(f, "ring", "all_reduce", _layout(4, 1, 16), 16 * MB),

@@ -18,7 +18,7 @@ from ddlsim.network.contention.flows import FlowJob, compile_jobs, run_flows  # 
 from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep  # noqa: E402
 from ddlsim.registry import FABRICS  # noqa: E402
 from ddlsim.types import CollectiveOp, GroupLayout  # noqa: E402
-from ddlsim.validation.contention_suite import CASES, MB, collective  # noqa: E402
+from ddlsim.validation.contention_suite import CASES, FABRIC_BUILDERS, MB, collective  # noqa: E402
 from ddlsim.validation.simgrid_reference import reference_end_s, run_problem  # noqa: E402
 
 TOLERANCE = 0.05
@@ -39,6 +39,25 @@ def test_fluid_engine_agrees_with_simgrid(case):
     for timing, steps in zip(fluid.jobs, reference):
         assert timing.end_s == pytest.approx(steps.max(), rel=TOLERANCE), timing.label
         assert np.allclose(timing.step_end_s, steps, rtol=TOLERANCE), timing.label
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_concurrent_sets_agree_with_simgrid(seed):
+    """Two to four collectives on random nodes, random sizes and start times."""
+    rng = np.random.default_rng(seed)
+    fabric_name = ["ideal", "fat_tree_4to1", "torus2d", "topoopt", "opsquare", "topoopt_2gpu"][seed]
+    fabric = FABRIC_BUILDERS[fabric_name]()
+    choices = [("ring", "all_reduce"), ("rhd", "all_reduce"), ("direct", "all_to_all"), ("bruck", "all_gather"),
+               ("ring", "reduce_scatter"), ("binary_tree", "broadcast")]
+    jobs = []
+    for _ in range(int(rng.integers(2, 5))):
+        algorithm, op = choices[int(rng.integers(len(choices)))]
+        size = int(rng.choice([4, 8, 16]))
+        nodes = rng.choice(fabric.num_nodes, size=size, replace=False).tolist()
+        jobs.append(collective(fabric, algorithm, op, nodes, int(rng.integers(1, 32)) * MB,
+                               float(rng.uniform(0, 5e-4))))
+    fluid = run_flows(fabric, jobs, isolated=False).end_s
+    assert reference_end_s(fabric, jobs) == pytest.approx(fluid, rel=TOLERANCE)
 
 
 def _one_step(src, dst) -> ExplicitSchedule:

@@ -14,7 +14,9 @@ of the job together); every flow of it starts ``setup + latency`` after the step
 circuit setup `Fabric.setup_time_s` of the job's own previous circuit, then the flow's
 head-to-head latency from `Fabric.route`), and then drains its bytes at its max-min fair rate
 (weight 1, no rate cap), each byte putting 8 bits on every resource of its path against
-`Fabric.capacity_bps()`. The step ends when its last flow has drained. Local reductions and
+`Fabric.capacity_bps()`. The step ends when its last flow has drained. Paths are those
+`Fabric.route` gives on the whole fabric (on TopoOpt: the topology of all its servers, where
+pricing one job alone uses that job's own shard). Local reductions and
 copies, slotted rounding (`transfer_time_s`) and circuit switching between jobs are not modelled.
 
 The result gives every job's end and the start and end of each of its communication steps,

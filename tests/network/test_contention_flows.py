@@ -215,10 +215,11 @@ def test_per_pair_routes_add_up_to_the_fabrics_loads(fabric_name):
 
 
 # -- bad input ------------------------------------------------------------------------------------
-def test_a_fabric_without_flow_routes_is_refused_in_one_line():
-    fabric = make_fabric("ramp")
+@pytest.mark.parametrize("name", ["ramp", "optical_ring", "ocs_reconfig", "sipml"])
+def test_a_fabric_without_fixed_flow_routes_is_refused_in_one_line(name):
+    fabric = make_fabric(name)
     job = collective(_ideal(8), "ring", "all_reduce", GroupLayout(8), MB)
-    with pytest.raises(ConfigError, match="fabric = 'ramp'.*per-flow routes") as error:
+    with pytest.raises(ConfigError, match=f"fabric = '{name}'.*per-flow routes") as error:
         run_flows(fabric, [job])
     assert "\n" not in str(error.value)
 

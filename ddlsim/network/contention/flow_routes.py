@@ -17,6 +17,7 @@ import numpy as np
 
 from ddlsim.errors import ConfigError
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.fabrics.topoopt.reconfigurable import ReconfigurableFabric
 from ddlsim.units import BITS_PER_BYTE
 
 
@@ -50,11 +51,16 @@ class PairRoutes:
 
 
 def has_flow_routes(fabric: Fabric) -> bool:
-    """True when the fabric lists per-flow paths (`Fabric.route` overridden)."""
-    return type(fabric).route is not Fabric.route and type(fabric).capacity_bps is not Fabric.capacity_bps
+    """True when the fabric lists fixed per-flow paths (`Fabric.route` overridden, and not a
+    fabric that chooses its circuits step by step for the traffic in front of it)."""
+    overridden = type(fabric).route is not Fabric.route and type(fabric).capacity_bps is not Fabric.capacity_bps
+    return overridden and not isinstance(fabric, ReconfigurableFabric)
 
 
 def require_flow_routes(fabric: Fabric) -> None:
+    if isinstance(fabric, ReconfigurableFabric):
+        raise ConfigError("fabric", fabric.name, "chooses its circuits step by step for each step's traffic, so it "
+                                                 "has no fixed per-flow routes for the flow-level contention engine")
     if not has_flow_routes(fabric):
         raise ConfigError("fabric", fabric.name, "has no per-flow routes (Fabric.route): its steps are priced "
                                                  "otherwise, so the flow-level contention engine cannot run on it")

@@ -12,11 +12,14 @@
 - one actor per collective: for each communication step it waits the step's circuit setup,
   then starts every flow of the step as a host-to-host ``Comm.sendto_async`` of the flow's bytes
   (rounded to whole bytes) at its own head-to-head latency after the step began, waits for all
-  of them, and goes on with the next step.
+  of them, and goes on with the next step. A flow of no bytes (a barrier's) or without resources
+  is done once its latency is paid, as in the fluid engine (SimGrid never completes an empty comm
+  on a route without latency).
 
 SimGrid runs CM02 with every correction off: ``network/crosstraffic:0`` (no acknowledgement
 traffic on the reverse path), ``network/TCP-gamma:0`` (no window bound on a flow's rate),
-``network/latency-factor:1``, ``network/bandwidth-factor:1`` and ``network/weight-S:0``. That
+``network/latency-factor:1``, ``network/bandwidth-factor:1`` and ``network/weight-S:0``, and
+times kept to 1e-15 s (``precision/timing``; the default 1e-9 s blurs nanosecond steps). That
 leaves max-min fair sharing of the links, except for one thing: CM02 weighs a flow's share by
 its route latency (its "sharing penalty" is the latency, src/kernel/resource/models/
 network_cm02.cpp), which favours short paths as TCP does. With zero-latency links every flow
@@ -53,7 +56,8 @@ from ddlsim.units import BITS_PER_BYTE
 INSTALL_HINT = ("pip install --no-build-isolation 'pybind11<3' simgrid==4.1 (needs cmake, g++ and libboost-dev; "
                 "set LD_LIBRARY_PATH to the site-packages folder holding libsimgrid.so if the import fails)")
 SIMGRID_CONFIG = ("network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0",
-                  "network/latency-factor:1", "network/bandwidth-factor:1", "network/weight-S:0")
+                  "network/latency-factor:1", "network/bandwidth-factor:1", "network/weight-S:0",
+                  "precision/timing:1e-15")
 TIMEOUT_S = 1800
 
 
@@ -165,9 +169,10 @@ def _simulate(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             for delay in np.unique(latency):
                 simgrid.this_actor.sleep_until(begin + float(delay))
                 for pair, size in zip(pairs[latency == delay].tolist(), sizes[latency == delay].tolist()):
-                    if has_links[pair]:  # a path without resources is done once its latency is paid
+                    whole_bytes = int(round(size))
+                    if has_links[pair] and whole_bytes > 0:  # else done once its latency is paid
                         comms.push(simgrid.Comm.sendto_async(senders[int(data["src_node"][pair])],
-                                                             receivers[int(data["dst_node"][pair])], int(round(size))))
+                                                             receivers[int(data["dst_node"][pair])], whole_bytes))
             comms.wait_all()
             ends[f"job{j}"][k] = simgrid.Engine.clock
 
@@ -181,7 +186,12 @@ def _main(argv: list[str]) -> int:
     source, target = argv
     with np.load(source) as loaded:
         data = {key: loaded[key] for key in loaded.files}
-    np.savez(target, **_simulate(data))
+    ends = _simulate(data)
+    unfinished = [name for name, times in ends.items() if np.isnan(times).any()]
+    if unfinished:
+        print(f"SimGrid left steps of {', '.join(unfinished)} unfinished", file=sys.stderr)
+        return 1
+    np.savez(target, **ends)
     return 0
 
 

@@ -60,6 +60,20 @@ def test_random_concurrent_sets_agree_with_simgrid(seed):
     assert reference_end_s(fabric, jobs) == pytest.approx(fluid, rel=TOLERANCE)
 
 
+@pytest.mark.parametrize("fabric_name", ["ideal", "torus2d", "opsquare"])
+def test_barriers_tiny_messages_and_lone_ranks_agree(fabric_name):
+    """Latency-bound work: empty flows (a barrier, an empty all-reduce) end once their latency
+    is paid, nanosecond steps keep their precision, a one-rank job takes no time."""
+    fabric = FABRIC_BUILDERS[fabric_name]()
+    jobs = [collective(fabric, "recursive_doubling", "barrier", GroupLayout(8), 0),
+            collective(fabric, "ring", "all_reduce", GroupLayout(8), 0),
+            collective(fabric, "ring", "all_reduce", GroupLayout(8), 1000),
+            collective(fabric, "ring", "all_reduce", [3], MB)]
+    fluid = run_flows(fabric, jobs).end_s
+    assert fluid[-1] == 0
+    assert reference_end_s(fabric, jobs) == pytest.approx(fluid, rel=1e-6)
+
+
 def _one_step(src, dst) -> ExplicitSchedule:
     step = ExplicitStep(np.array(src), np.array(dst), np.zeros(len(src)), np.zeros(len(src)), False)
     return ExplicitSchedule(CollectiveOp.ALL_TO_ALL, 4, "hand", (step,), 1, 1.0)

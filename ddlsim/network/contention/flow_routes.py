@@ -72,6 +72,10 @@ def route_pairs(fabric: Fabric, src_node: np.ndarray, dst_node: np.ndarray) -> P
     src = np.asarray(src_node, dtype=np.int64)
     dst = np.asarray(dst_node, dtype=np.int64)
     capacity = np.asarray(fabric.capacity_bps(), dtype=np.float64)
+    if src.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return PairRoutes(empty, empty, np.zeros(0), np.zeros(1, dtype=np.int64), empty, np.zeros(0), np.zeros(0),
+                          empty)
     try:
         routes = fabric.route(src, dst, np.ones(src.size))
     except NotImplementedError as error:

@@ -123,7 +123,7 @@ CASES: tuple[Case, ...] = (
     Case("same_nics_rhd_ring_rs", "fat_tree", lambda f: [
         collective(f, "rhd", "all_reduce", _layout(16, 4, 64), 16 * MB),
         collective(f, "ring", "reduce_scatter", _layout(16, 4, 64), 16 * MB)]),
-    Case("two_jobs_one_gpu_per_node_4to1", "fat_tree_4to1", lambda f: [
+    Case("three_jobs_one_gpu_per_node_4to1", "fat_tree_4to1", lambda f: [
         collective(f, "direct", "all_to_all", list(range(0, 64, 4)), 16 * MB),
         collective(f, "direct", "all_to_all", list(range(1, 64, 4)), 16 * MB),
         collective(f, "rhd", "all_reduce", list(range(2, 64, 4)), 32 * MB, 2e-4)]),

@@ -64,7 +64,9 @@ def table(rows: list[Row]) -> str:
     fabrics = len({row.fabric for row in rows})
     lines = [HEADER, *(row.markdown() for row in rows), "",
              f"{cases} cases on {fabrics} fabric configurations, {len(rows)} collectives; largest relative "
-             f"difference {worst:.1e} (tolerance 5 %)."]
+             f"difference {worst:.1e} (tolerance 5 %). Times are seconds from each collective's own start; "
+             f"'alone s' is the fluid engine's run of that collective on the empty fabric, and slowdown is "
+             f"fluid s over alone s."]
     return "\n".join(lines)
 
 

@@ -103,6 +103,8 @@ NOT_A_FABRIC_TABLE = {
     ("capture/simulation.py", "ideal"): "the public API's default fabric argument",
     ("tasks/topoopt.py", "topoopt"): "the registered name of task=topoopt (TopoOpt's Sec. 5.1 systems)",
     ("validation/vtrain.py", "vtrain_a100"): "the measured cluster the validation reproduces (its fabric config)",
+    **{("validation/contention_suite.py", name): "a fabric the SimGrid concurrency suite builds for its cases"
+       for name in ("ideal", "opsquare", "superpod", "topoopt", "torus2d")},
 }
 
 

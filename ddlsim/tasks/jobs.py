@@ -1,0 +1,181 @@
+"""`task=jobs`: several jobs on one fabric at once; one row per job.
+
+The jobs (`ddlsim.tasks.job_specs`: a list, or a mix of model options with shares) are placed on
+the ``fabric`` group's fabric by ``task.placement`` (`ddlsim.network.contention.job_placement`:
+``packed``, ``spread``, ``random`` with ``task.seed``), in slots of ``task.slot_nodes`` nodes
+(0: the fabric's smallest domain, a server). Each job's iteration graph is priced at its own
+placement (the ``collective`` group's algorithm, the ``training`` group's overlap), then all of
+them run concurrently for ``task.iterations`` iterations in one fluid engine, sharing whatever
+declared resources their placements have in common (`ddlsim.training.jobs`), and each runs alone.
+``network.contention=off`` runs every job alone (jobs do not share).
+
+Rows: ``job``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks``,
+``iteration_time_s`` (mean over the iterations), ``iteration_time_p99_s``,
+``alone_iteration_time_s``, ``slowdown`` (mean over alone), with the fabric, algorithm and
+``num_jobs``. Captured programs (``model: {name: program, ...}``) run from their own graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ddlsim.errors import ConfigError
+from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
+from ddlsim.registry import TASKS
+from ddlsim.report.quantities import format_duration
+from ddlsim.tasks.base import Components, Row, TaskResult, config_label
+from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs
+from ddlsim.tasks.train import algorithm_label
+
+
+@dataclass
+class JobsTaskConfig:
+    name: str = "jobs"
+    jobs: list[Any] = field(default_factory=list)
+    mix: dict[str, float] = field(default_factory=dict)
+    num_jobs: int = 0
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    placement: str = "packed"
+    seed: int = 0
+    slot_nodes: int = 0
+    iterations: int = 5
+    progress: bool = True
+
+
+def node_ranges(nodes: np.ndarray) -> str:
+    """``0-63`` or ``4-7,20-23``: a job's nodes as runs of consecutive ids, in rank order."""
+    nodes = np.asarray(nodes)
+    if nodes.size == 0:
+        return ""
+    breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
+    runs = np.split(nodes, breaks)
+    return ",".join(f"{run[0]}" if run.size == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def say(enabled: bool) -> Any:
+    def progress(text: str) -> None:
+        if enabled:
+            import sys
+
+            print(f"[jobs] {text}", file=sys.stderr, flush=True)
+
+    return progress
+
+
+def job_graph(model: Any, parallel: Any, device: Any, compute: Any, timer: Any, settings: Any) -> Any:
+    """One job's iteration graph, its collectives priced by `timer` (analytic or captured)."""
+    from ddlsim.training.pricing import Pricer
+    from ddlsim.training.run import compute_timer
+    from ddlsim.training.simulate import build_graph
+
+    program = getattr(model, "program", None)
+    if program is not None:
+        from ddlsim.capture.graph import build_program_graph
+        from ddlsim.capture.pricing import SegmentPricer
+
+        graph, _ = build_program_graph(program(), Pricer(timer, lambda task: None), SegmentPricer(compute, None))
+        return graph
+    workload = model.build_workload(parallel, device.memory_bytes)
+    return build_graph(workload, Pricer(timer, compute_timer(compute)), settings)
+
+
+def job_ranks(model: Any, parallel: Any, device: Any) -> int:
+    program = getattr(model, "program", None)
+    if program is not None:
+        return int(program().num_ranks)
+    return int(model.build_workload(parallel, device.memory_bytes).num_ranks)
+
+
+def job_rows(specs: list[JobSpec], placements: list, times: list, labels: Row, policy: str) -> list[Row]:
+    rows = []
+    for index, (spec, placement, result) in enumerate(zip(specs, placements, times)):
+        nodes = placement.nodes if placement.nodes is not None else np.arange(placement.num_ranks)
+        rows.append({**labels, "job_id": index, "model": spec.label, "placement": policy, "nodes": node_ranges(nodes),
+                     "num_ranks": placement.num_ranks, "status": "ok",
+                     "iteration_time_s": result.mean_s, "iteration_time_p99_s": result.p99_s,
+                     "alone_iteration_time_s": result.alone_s, "slowdown": result.slowdown})
+    return rows
+
+
+def summarize_jobs(rows: list[Row], where: str) -> str:
+    lines = [f"{len(rows)} jobs on {where}:"]
+    for row in rows:
+        lines.append(f"  job {row['job_id']} {row['model']} on nodes {row['nodes']}: iteration "
+                     f"{format_duration(row['iteration_time_s'])} (p99 {format_duration(row['iteration_time_p99_s'])}),"
+                     f" alone {format_duration(row['alone_iteration_time_s'])}, slowdown {row['slowdown']:.3f}x")
+    return "\n".join(lines)
+
+
+@TASKS.register("jobs", JobsTaskConfig)
+@dataclass(frozen=True)
+class JobsTask:
+    """Several jobs sharing one fabric: each job's iteration time beside the others and alone."""
+
+    reads: ClassVar[tuple[str, ...]] = ("device", "compute", "fabric", "collective", "training")
+
+    specs: tuple[JobSpec, ...]
+    placement: str
+    seed: int
+    slot_nodes: int
+    iterations: int
+    progress: bool
+    name: str = "jobs"
+
+    @classmethod
+    def from_config(cls, config: JobsTaskConfig) -> JobsTask:
+        specs = parse_jobs(config.jobs, config.mix, config.num_jobs, config.model_overrides)
+        check_policy(config.placement, "placement")
+        for key in ("iterations",):
+            if getattr(config, key) < 1:
+                raise ConfigError(key, getattr(config, key), "must be >= 1")
+        if config.slot_nodes < 0:
+            raise ConfigError("slot_nodes", config.slot_nodes, "must be >= 0 (0: the fabric's smallest domain)")
+        return cls(tuple(specs), config.placement, config.seed, config.slot_nodes, config.iterations,
+                   bool(config.progress))
+
+    def run(self, components: Components) -> TaskResult:
+        from tqdm import tqdm
+
+        from ddlsim.network.contention.model import contention_model
+        from ddlsim.training.jobs import JobGraph, placed_network_timer, run_jobs
+        from ddlsim.training.run import reduction_model
+        from ddlsim.training.settings import run_settings
+
+        fabric, device = components.fabric, components.device
+        settings = run_settings(components.config)
+        built = [build_job_model(spec, f"task.jobs[{index}]") for index, spec in enumerate(self.specs)]
+        sizes = [job_ranks(model, parallel, device) for model, parallel in built]
+        placements = self.place(fabric, sizes)
+        jobs = []
+        bar = tqdm(list(zip(built, placements)), desc="pricing jobs", unit="job", leave=False,
+                   disable=not self.progress or len(built) < 8 or None)
+        for (model, parallel), placement in bar:
+            precision = getattr(model, "precision", None)
+            reduction = reduction_model(device, precision) if precision is not None else reduction_model(device)
+            timer = placed_network_timer(fabric, components.algorithm, reduction, placement)
+            graph = job_graph(model, parallel, device, components.compute, timer, settings)
+            jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
+        times = run_jobs(jobs, contention_model(fabric), iterations=self.iterations, contention=settings.contention,
+                         progress=say(self.progress and len(jobs) >= 8))
+        labels = {"fabric": config_label(components.config, "fabric"),
+                  "algorithm": algorithm_label(components.config.collective), "device": str(device.name),
+                  "num_jobs": len(jobs), "iterations": self.iterations, "seed": self.seed,
+                  "contention": "on" if settings.contention else "off", "overlap": settings.overlap.value}
+        rows = job_rows(list(self.specs), placements, times, labels, self.placement)
+        return TaskResult(rows=rows, summary=summarize_jobs(rows, f"{labels['fabric']} ({self.placement})"))
+
+    def place(self, fabric: Any, sizes: list[int]) -> list:
+        slot = self.slot_nodes or fabric_slot_nodes(fabric)
+        return place_jobs_on_nodes(fabric.num_nodes, sizes, self.placement, slot_nodes=slot,
+                                   domain_nodes=top_domain_nodes(fabric.domain_sizes(), fabric.num_nodes),
+                                   seed=self.seed, explicit=[spec.nodes for spec in self.specs],
+                                   names=[f"task.jobs[{index}]" for index in range(len(sizes))])
+
+
+def fabric_slot_nodes(fabric: Any) -> int:
+    """The fabric's smallest domain (a server's GPUs) when it divides the fabric, else one node."""
+    smallest = min(fabric.domain_sizes(), default=1)
+    return smallest if smallest < fabric.num_nodes and fabric.num_nodes % smallest == 0 else 1

@@ -14,5 +14,6 @@ from ddlsim.tasks import (
     steps,  # noqa: F401
     topoopt,  # noqa: F401
     topoopt_cost,  # noqa: F401
+    topoopt_jobs,  # noqa: F401
     train,  # noqa: F401
 )

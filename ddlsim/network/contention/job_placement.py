@@ -88,7 +88,8 @@ def _claim(nodes: np.ndarray, size: int, free: np.ndarray, name: str, num_nodes:
         raise ConfigError(f"{name}.nodes", "duplicates", "a node can hold one rank")
     taken = nodes[~free[nodes]]
     if taken.size:
-        raise ConfigError(f"{name}.nodes", int(taken[0]), "overlaps an earlier job's placement; jobs need disjoint nodes")
+        raise ConfigError(f"{name}.nodes", int(taken[0]),
+                          "overlaps an earlier job's placement; jobs need disjoint nodes")
     free[nodes] = False
     return nodes
 

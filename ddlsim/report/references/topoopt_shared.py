@@ -43,7 +43,8 @@ def _ratios(points: pd.DataFrame, column: str, over: str, base: str) -> pd.Serie
     return (table[over] / table[base]).dropna()
 
 
-@register_reference("topoopt_fig16", expects=JOBS_ROWS, figures=lambda frame, directory: fig16_figures(frame, directory),
+@register_reference("topoopt_fig16", expects=JOBS_ROWS,
+                    figures=lambda frame, directory: fig16_figures(frame, directory),
                     tables=lambda frame: fig16_table(frame), summary=False)
 def topoopt_fig16(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     points = fig16_points(frame)

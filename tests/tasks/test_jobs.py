@@ -82,7 +82,8 @@ def run_cli(capsys, tmp_path, overrides):
 
 
 @pytest.mark.parametrize(("overrides", "status", "start"), [
-    (["fabric=topoopt_ideal", "task.jobs=[{model: topoopt_candle, count: 2}]", "+task.model_overrides={num_servers: 96}"],
+    (["fabric=topoopt_ideal", "task.jobs=[{model: topoopt_candle, count: 2}]",
+      "+task.model_overrides={num_servers: 96}"],
      EXIT_INFEASIBLE, "ddlsim: infeasible: task.jobs[1] (384 ranks, 96 slots of 4 nodes) does not fit"),
     (["fabric=topoopt_ideal", "task.jobs=[{model: topoopt_candle, nodes: [0,1,2,3]}, {model: topoopt_bert, "
       "nodes: [3,4,5,6]}]", "+task.model_overrides={num_servers: 1}"],

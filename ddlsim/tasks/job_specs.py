@@ -80,9 +80,10 @@ def parse_jobs(jobs: Any, mix: Any, num_jobs: int, model_overrides: Any, prefix:
     (``jobs[i]`` without a prefix: the task registry places its errors under ``task``)."""
     jobs, mix, overrides = plain(jobs) or [], plain(mix) or {}, plain(model_overrides) or {}
     prefix = f"{prefix}." if prefix else ""
-    if bool(jobs) == bool(mix):
-        raise ConfigError(f"{prefix}jobs", jobs or None, "give either a list of jobs or a mix (with num_jobs), "
-                                                          "not both and not neither")
+    if jobs and mix:
+        raise ConfigError(f"{prefix}jobs", jobs, "give either a list of jobs or a mix (with num_jobs), not both")
+    if not jobs and not mix:
+        return []  # the task's own default (task=jobs: num_jobs copies of the model group's model)
     if mix:
         return _mix_jobs(mix, num_jobs, overrides, prefix)
     specs = []

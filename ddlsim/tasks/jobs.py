@@ -1,6 +1,7 @@
 """`task=jobs`: several jobs on one fabric at once; one row per job.
 
-The jobs (`ddlsim.tasks.job_specs`: a list, or a mix of model options with shares) are placed on
+The jobs (`ddlsim.tasks.job_specs`: a list, or a mix of model options with shares; neither:
+``task.num_jobs`` copies of the ``model`` group's model, with the ``parallel`` group's degrees) are placed on
 the ``fabric`` group's fabric by ``task.placement`` (`ddlsim.network.contention.job_placement`:
 ``packed``, ``spread``, ``random`` with ``task.seed``), in slots of ``task.slot_nodes`` nodes
 (0: the fabric's smallest domain, a server). Each job's iteration graph is priced at its own
@@ -18,7 +19,7 @@ Rows: ``job``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ class JobsTaskConfig:
     name: str = "jobs"
     jobs: list[Any] = field(default_factory=list)
     mix: dict[str, float] = field(default_factory=dict)
-    num_jobs: int = 0
+    num_jobs: int = 2
     model_overrides: dict[str, Any] = field(default_factory=dict)
     placement: str = "packed"
     seed: int = 0
@@ -114,14 +115,13 @@ def summarize_jobs(rows: list[Row], where: str) -> str:
 class JobsTask:
     """Several jobs sharing one fabric: each job's iteration time beside the others and alone."""
 
-    reads: ClassVar[tuple[str, ...]] = ("device", "compute", "fabric", "collective", "training")
-
     specs: tuple[JobSpec, ...]
     placement: str
     seed: int
     slot_nodes: int
     iterations: int
     progress: bool
+    num_jobs: int = 2
     name: str = "jobs"
 
     @classmethod
@@ -133,8 +133,19 @@ class JobsTask:
                 raise ConfigError(key, getattr(config, key), "must be >= 1")
         if config.slot_nodes < 0:
             raise ConfigError("slot_nodes", config.slot_nodes, "must be >= 0 (0: the fabric's smallest domain)")
+        if not specs and config.num_jobs < 1:
+            raise ConfigError("num_jobs", config.num_jobs, "must be >= 1")
         return cls(tuple(specs), config.placement, config.seed, config.slot_nodes, config.iterations,
-                   bool(config.progress))
+                   bool(config.progress), config.num_jobs)
+
+    def job_models(self, components: Components) -> tuple[list[JobSpec], list[tuple[Any, Any]]]:
+        """The jobs and their (model, parallel) objects: the task's list or mix, else ``num_jobs``
+        copies of the model group's model with the parallel group's degrees."""
+        if self.specs:
+            specs = list(self.specs)
+            return specs, [build_job_model(spec, f"task.jobs[{index}]") for index, spec in enumerate(specs)]
+        spec = JobSpec(config_label(components.config, "model"), {}, {})
+        return [spec] * self.num_jobs, [(components.model, components.parallel)] * self.num_jobs
 
     def run(self, components: Components) -> TaskResult:
         from tqdm import tqdm
@@ -146,9 +157,9 @@ class JobsTask:
 
         fabric, device = components.fabric, components.device
         settings = run_settings(components.config)
-        built = [build_job_model(spec, f"task.jobs[{index}]") for index, spec in enumerate(self.specs)]
+        specs, built = self.job_models(components)
         sizes = [job_ranks(model, parallel, device) for model, parallel in built]
-        placements = self.place(fabric, sizes)
+        placements = self.place(fabric, sizes, specs)
         jobs = []
         bar = tqdm(list(zip(built, placements)), desc="pricing jobs", unit="job", leave=False,
                    disable=not self.progress or len(built) < 8 or None)
@@ -164,14 +175,14 @@ class JobsTask:
                   "algorithm": algorithm_label(components.config.collective), "device": str(device.name),
                   "num_jobs": len(jobs), "iterations": self.iterations, "seed": self.seed,
                   "contention": "on" if settings.contention else "off", "overlap": settings.overlap.value}
-        rows = job_rows(list(self.specs), placements, times, labels, self.placement)
+        rows = job_rows(specs, placements, times, labels, self.placement)
         return TaskResult(rows=rows, summary=summarize_jobs(rows, f"{labels['fabric']} ({self.placement})"))
 
-    def place(self, fabric: Any, sizes: list[int]) -> list:
+    def place(self, fabric: Any, sizes: list[int], specs: list[JobSpec]) -> list:
         slot = self.slot_nodes or fabric_slot_nodes(fabric)
         return place_jobs_on_nodes(fabric.num_nodes, sizes, self.placement, slot_nodes=slot,
                                    domain_nodes=top_domain_nodes(fabric.domain_sizes(), fabric.num_nodes),
-                                   seed=self.seed, explicit=[spec.nodes for spec in self.specs],
+                                   seed=self.seed, explicit=[spec.nodes for spec in specs],
                                    names=[f"task.jobs[{index}]" for index in range(len(sizes))])
 
 

@@ -99,6 +99,8 @@ def test_bad_jobs_input_ends_in_one_line_naming_the_key(overrides, status, start
     assert lines[0].startswith(start), lines
 
 
-def test_neither_jobs_nor_a_mix_is_a_config_error():
+def test_without_a_list_or_a_mix_the_jobs_are_copies_of_the_model_group_s_model():
+    rows = _rows("fabric=topoopt_ideal", "model=topoopt_candle", "model.num_servers=4", "task.num_jobs=3")
+    assert list(rows["model"]) == ["topoopt_candle"] * 3 and list(rows["nodes"]) == ["0-15", "16-31", "32-47"]
     with pytest.raises(ConfigError, match=r"task\.jobs"):
-        ddlsim.build_components([*SINGLE])
+        ddlsim.build_components([*SINGLE, "task.jobs=[topoopt_bert]", "+task.mix={topoopt_bert: 1}"])

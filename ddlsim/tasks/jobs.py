@@ -77,7 +77,14 @@ def job_graph(model: Any, parallel: Any, device: Any, compute: Any, timer: Any, 
         from ddlsim.capture.graph import build_program_graph
         from ddlsim.capture.pricing import SegmentPricer
 
-        graph, _ = build_program_graph(program(), Pricer(timer, lambda task: None), SegmentPricer(compute, None))
+        captured = program()
+        if getattr(compute, "fusion", False):  # as `ddlsim.capture.simulation.simulate_program` prices it
+            from dataclasses import replace
+
+            from ddlsim.capture.fusion import fuse_events
+
+            captured = replace(captured, events=fuse_events(captured.events))
+        graph, _ = build_program_graph(captured, Pricer(timer, lambda task: None), SegmentPricer(compute, None))
         return graph
     workload = model.build_workload(parallel, device.memory_bytes)
     return build_graph(workload, Pricer(timer, compute_timer(compute)), settings)
@@ -164,9 +171,8 @@ class JobsTask:
         bar = tqdm(list(zip(built, placements)), desc="pricing jobs", unit="job", leave=False,
                    disable=not self.progress or len(built) < 8 or None)
         for (model, parallel), placement in bar:
-            precision = getattr(model, "precision", None)
-            reduction = reduction_model(device, precision) if precision is not None else reduction_model(device)
-            timer = placed_network_timer(fabric, components.algorithm, reduction, placement)
+            # the reduction roofline of task=train (`train_on_fabric`), so that a job alone prices as a train run
+            timer = placed_network_timer(fabric, components.algorithm, reduction_model(device), placement)
             graph = job_graph(model, parallel, device, components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
         times = run_jobs(jobs, contention_model(fabric), iterations=self.iterations, contention=settings.contention,

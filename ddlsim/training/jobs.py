@@ -16,31 +16,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.contention.model import ContentionModel, DemandOf
+from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.placement import Placement
 from ddlsim.training.contended import place_jobs
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import CollectiveTimer
+from ddlsim.training.run import _lone_rank as lone_rank
+from ddlsim.types import CollectiveCall, CollectiveEstimate
 
 TAIL_PERCENTILE = 99.0
 
 
+class _PlacedEstimator(CollectiveEstimator):
+    """A collective estimator whose every call of the job sits at `placement` (job rank r on
+    fabric node ``placement.nodes[r]``) instead of the fabric's own placement."""
+
+    def __init__(self, fabric, algorithm, reduction, placement: Placement) -> None:
+        super().__init__(fabric, algorithm, reduction)
+        self.job_placement = placement
+
+    def _request(self, op, size_bytes, layout, root) -> ScheduleRequest:
+        return ScheduleRequest(op, layout.size, root, size_bytes, self.fabric, layout, self.job_placement)
+
+
 def placed_network_timer(fabric, algorithm, reduction, placement: Placement) -> CollectiveTimer:
-    """`ddlsim.training.run.network_timer`, with every call of the job priced at `placement`
-    (job rank r on fabric node ``placement.nodes[r]``) instead of the fabric's own placement."""
-    from ddlsim.network.collectives.base import ScheduleRequest
-    from ddlsim.network.estimator import CollectiveEstimator
-    from ddlsim.training.run import _lone_rank
+    """`ddlsim.training.run.network_timer`, with every call of the job priced at `placement`."""
+    estimator = _PlacedEstimator(fabric, algorithm, reduction, placement)
 
-    class PlacedEstimator(CollectiveEstimator):
-        def _request(self, op, size_bytes, layout, root):
-            return ScheduleRequest(op, layout.size, root, size_bytes, self.fabric, layout, placement)
-
-    estimator = PlacedEstimator(fabric, algorithm, reduction)
-
-    def timer(call):
+    def timer(call: CollectiveCall) -> CollectiveEstimate:
         if call.group.size == 1:
-            return _lone_rank(call, fabric)
+            return lone_rank(call, fabric)
         return estimator.estimate_call(call)
 
     return timer

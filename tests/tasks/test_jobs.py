@@ -104,3 +104,13 @@ def test_without_a_list_or_a_mix_the_jobs_are_copies_of_the_model_group_s_model(
     assert list(rows["model"]) == ["topoopt_candle"] * 3 and list(rows["nodes"]) == ["0-15", "16-31", "32-47"]
     with pytest.raises(ConfigError, match=r"task\.jobs"):
         ddlsim.build_components([*SINGLE, "task.jobs=[topoopt_bert]", "+task.mix={topoopt_bert: 1}"])
+
+
+def test_captured_programs_run_as_jobs_and_alone_match_the_train_task():
+    program = ("{name: program, entry: 'examples.ddp_cnn:build', mesh_shape: [8], mesh_dim_names: [dp]}")
+    rows = _rows("fabric=superpod_1to1", f"task.jobs=[{{model: {program}, count: 2}}]")
+    assert list(rows["nodes"]) == ["0-7", "8-15"]
+    train = ddlsim.run(["experiment=single", "fabric=superpod_1to1", "model=program",
+                        "model.entry=examples.ddp_cnn:build", "model.mesh_shape=[8]", "model.mesh_dim_names=[dp]"])
+    assert rows["alone_iteration_time_s"].to_numpy() == pytest.approx(train.rows[0]["iteration_time_s"], rel=1e-9)
+    assert rows["slowdown"].to_numpy() == pytest.approx(1.0, rel=0.01)  # a non-blocking fat-tree

@@ -212,10 +212,13 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
 
 
 def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",
-             collective: Any = "best", compute: Any = None, check_memory: bool = True) -> ProgramResult:
-    """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture."""
+             collective: Any = "best", compute: Any = None, check_memory: bool = True,
+             contention: bool = True) -> ProgramResult:
+    """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture.
+    `contention`: collectives in flight at the same time share the fabric (``network.contention``)."""
     if not isinstance(program, CapturedProgram):
         program = CapturedProgram.load(program)
     device_spec = make_device(device)
     return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
-                            make_compute(compute, device_spec), check_memory=check_memory)
+                            make_compute(compute, device_spec), TrainingSettings(contention=contention),
+                            check_memory=check_memory)

@@ -175,7 +175,7 @@ def cut_bytes(op: CollectiveOp, size_bytes: int, n: int, k: np.ndarray, root_ins
     return zero, zero
 
 
-def domain_members(domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _domain_members(domain: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(group, domain, members k) of every (group, domain) pair with members, from runs of equal
     domains along each group's row (the placements here number nodes in rank order; other rows
     are sorted first)."""
@@ -194,24 +194,32 @@ def _cut_time_s(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, r
                 ingress_bps: float, multicast: bool, in_network: bool) -> float:
     """Seconds the busiest domain needs for what must cross its boundary; `domain[g, p]` is the
     domain of position p of group g."""
+    _, out, into = domain_bytes(op, size_bytes, n, domain, root, multicast, in_network)
+    return max(float(out.max()) * BITS_PER_BYTE / egress_bps, float(into.max()) * BITS_PER_BYTE / ingress_bps)
+
+
+def domain_bytes(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, root: int, multicast: bool,
+                 in_network: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(domains touched, bytes that must leave each, bytes that must enter each), summed over the
+    groups; `domain[g, p]` is the domain of position p of group g. All-reduce and reduce-scatter
+    also count each domain as one node of the node table (receptions over all domains touched,
+    on average), which every touched domain is charged."""
     groups = domain.shape[0]
-    group, place, k = domain_members(domain)
+    group, place, k = _domain_members(domain)
     root_inside = domain[group, root] == place
     out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=in_network)
-    per_domain_out = np.bincount(place, out)
-    per_domain_in = np.bincount(place, into)
-    out_s = float(per_domain_out.max()) * BITS_PER_BYTE / egress_bps
-    in_s = float(per_domain_in.max()) * BITS_PER_BYTE / ingress_bps
+    touched = np.unique(place)
+    local = np.searchsorted(touched, place)
+    per_domain_out = np.bincount(local, out, minlength=touched.size)
+    per_domain_in = np.bincount(local, into, minlength=touched.size)
     if op in (Op.ALL_REDUCE, Op.REDUCE_SCATTER) and not in_network:
-        # Each domain as one node of the node table: receptions over all domains touched.
         spans = np.bincount(group, minlength=groups).astype(np.float64)
-        touched = int(np.count_nonzero(np.bincount(place)))
         factor = 2.0 if op is Op.ALL_REDUCE else 1.0
-        total = factor * float(np.sum(spans - 1)) * size_bytes
-        in_s = max(in_s, total / touched * BITS_PER_BYTE / ingress_bps)
+        average = factor * float(np.sum(spans - 1)) * size_bytes / touched.size
+        per_domain_in = np.maximum(per_domain_in, average)
         if op is Op.REDUCE_SCATTER or not multicast:
-            out_s = max(out_s, total / touched * BITS_PER_BYTE / egress_bps)
-    return max(out_s, in_s)
+            per_domain_out = np.maximum(per_domain_out, average)
+    return touched, per_domain_out, per_domain_in
 
 
 def check_price(time_s: float, bound_s: float, *, fabric: str, algorithm: str, op: CollectiveOp, size_bytes: int,
@@ -224,5 +232,5 @@ def check_price(time_s: float, bound_s: float, *, fabric: str, algorithm: str, o
             f"{bound_s:.6g} s (ddlsim.network.bounds)")
 
 
-__all__ = ["BelowPhysicalBoundError", "BoundTerms", "bound_terms", "check_price", "cut_bytes", "lower_bound_s",
-           "node_bytes"]
+__all__ = ["BelowPhysicalBoundError", "BoundTerms", "bound_terms", "check_price", "cut_bytes", "domain_bytes",
+           "lower_bound_s", "node_bytes"]

@@ -101,6 +101,11 @@ def summarize_row(row: Row) -> str:
         f"  throughput         {format_number(row['samples_per_s'])} samples/s",
         f"  compute source     {row['compute_source']} on {row['compute_device']}",
     ]
+    if "comm_alone_time_s" in row:  # concurrent collectives shared the fabric (network.contention=on)
+        alone, shared = row["comm_alone_time_s"], row["comm_time_s"]
+        stretch = f"{format_number(100 * (shared / alone - 1), 3)}%" if alone > 0 else "0%"
+        lines.append(f"  contention         communication {_fmt_time(shared)} shared, {_fmt_time(alone)} alone "
+                     f"(+{stretch})")
     if math.isfinite(row.get("network_energy_j", float("nan"))):
         lines.append(f"  network            {format_number(row['network_power_w'])} W, "
                      f"{format_number(row['network_energy_j'])} J per iteration, "

@@ -119,6 +119,8 @@ class _Pipeline:
 
 def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationSummary | None:
     """The pipelined iteration's summary in closed form, or None where the event simulation is needed."""
+    if settings.overlap.fsdp_prefetch or settings.overlap.tp_comm:  # side streams inside the steps
+        return None
     schedule = select_schedule(settings, workload)
     if schedule is not one_f_one_b_schedule and schedule is not interleaved_schedule:
         return None

@@ -11,7 +11,7 @@ the bytes up to fraction f of a gradient buffer becomes ready when the backward 
 up fraction f of the backward time have finished (per layer, since backward blocks are expanded
 repeat by repeat). Buckets are reduced one after another on their own stream; the compute
 stream's next op after the synchronisation point (the optimizer step) waits for the last one.
-Concurrent TP and DP traffic is priced as if each had the fabric to itself.
+With ``network.contention=on`` concurrent TP and DP traffic shares the fabric (`training/contended.py`).
 """
 
 from __future__ import annotations

@@ -129,7 +129,8 @@ class _JobRun:
                 continue
             offset = self.stage_copy[op.stage] * self.copy_size
             engine.submit((job, index), op.duration_s, demand.resources + offset,
-                          demand.bits * op.executions / op.duration_s, max_fill=1.0)
+                          demand.bits * op.executions / op.duration_s, max_fill=1.0,
+                          share_key=(demand, op.executions, op.duration_s, offset))
 
     def finish(self, index: int, time: float) -> None:
         self.end[index] = time

@@ -53,7 +53,7 @@ from ddlsim.training.pipeline import (
 )
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages
-from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.training.settings import TrainingSettings
 from ddlsim.types import Workload
 
 Deps = tuple[int, ...]
@@ -81,7 +81,7 @@ class _Layout:
         self.builder = _Builder(workload, pricer, settings)
         self.p, self.v, self.m = pipeline_stages(workload), virtual_stages(workload), micro_batches(workload)
         check_micro_batches(self.p, self.m)
-        self.dp_overlap = settings.overlap is Overlap.DP_BACKWARD
+        self.dp_overlap = settings.overlap.buckets
         self.state = [_Stage() for _ in range(self.p)]
         self.last_backward: dict[int, list[int]] = {}
 
@@ -119,7 +119,9 @@ class _Layout:
         return self.frontier(stage)
 
     def finish(self) -> IterationGraph:
-        waiting = {stage: state.pending + state.sent.pop("B", ()) for stage, state in enumerate(self.state)}
+        side = self.builder.side_waits()
+        waiting = {stage: state.pending + state.sent.pop("B", ()) + side[stage]
+                   for stage, state in enumerate(self.state)}
         _add_tail(self.builder, self.tail, self.last_backward, self.dp_overlap, waiting)
         return self.builder.graph
 

@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 from ddlsim.errors import ConfigError
 from ddlsim.training.graph import IterationGraph, Op
+from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages, register_schedule
-from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.training.settings import TrainingSettings
 from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
 
 MICRO_BATCH_PLAN_KEY = "micro_batches"
@@ -107,6 +108,7 @@ class _Builder:
         self.stages = pipeline_stages(workload)
         self.stage_ranks = workload.num_ranks // self.stages
         self.last: dict[str, int] = {}
+        self.layers = LayerOverlap(settings.overlap)
 
     def add(self, stage: int, task: ComputeTask | CollectiveCall, executions: int, label: str,
             deps: Iterable[int] = (), stream: str | None = None) -> Op:
@@ -119,6 +121,10 @@ class _Builder:
                                         deps=deps, label=label, stage=stage)
         self.last[stream] = op.index
         return op
+
+    def side_waits(self) -> dict[int, tuple[int, ...]]:
+        """Per stage, the side-stream ops (FSDP reduce-scatters, TP collectives) its tail waits for."""
+        return {stage: self.layers.outstanding(stream_of(stage)) for stage in range(self.stages)}
 
     def step(self, blocks: tuple[TaskBlock, ...], stage: int, tag: str, deps: tuple[int, ...],
              expand: bool = False, chunk: int | None = None, stream: str | None = None
@@ -138,8 +144,14 @@ class _Builder:
             for index, executions in enumerate(repeats):
                 for task in block.tasks:
                     label = f"{block.name}[{tag}{'' if not expand else f'.{index}'}].{getattr(task, 'name', '')}"
-                    op = self.add(stage, task, executions * task.count, label, deps, stream)
-                    deps, last = (), op.index
+                    main = stream or stream_of(stage)
+                    op, on_main = self.layers.place(
+                        task, deps, main, self.last.get(main),
+                        lambda needs, where, item=task, count=executions * task.count, name=label:
+                        self.add(stage, item, count, name, needs, where))
+                    last = op.index
+                    if on_main:
+                        deps = ()
                     if isinstance(task, CollectiveCall) and task.op is CollectiveOp.SEND_RECV:
                         send = op.index
                     elif isinstance(task, ComputeTask) and task.phase is Phase.BACKWARD:
@@ -184,7 +196,7 @@ def run_pipeline(workload: Workload, pricer: Pricer, settings: TrainingSettings,
     stages, micro = builder.stages, micro_batches(workload)
     if micro < 1:
         raise ConfigError("micro_batches", micro, "must be >= 1")
-    overlap = settings.overlap is Overlap.DP_BACKWARD
+    overlap = settings.overlap.buckets
     chunked = chunks > stages
     position = [0] * stages
     sends: dict[tuple[str, int, int], int | None] = {}  # (F or B, chunk, micro-batch) -> op the neighbour waits for
@@ -212,7 +224,7 @@ def run_pipeline(workload: Workload, pricer: Pricer, settings: TrainingSettings,
                 progressed = True
         if not progressed:
             raise RuntimeError("pipeline schedule deadlocked; the stage orders are inconsistent")
-    _add_tail(builder, steps.tail, last_backward, overlap)
+    _add_tail(builder, steps.tail, last_backward, overlap, builder.side_waits())
     return builder.graph
 
 

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.training.buckets import GradientSync, add_gradient_buckets, find_gradient_sync
-from ddlsim.training.graph import IterationGraph
+from ddlsim.training.graph import COMPUTE_STREAM, IterationGraph, Op
+from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.settings import Overlap, TrainingSettings
+from ddlsim.training.settings import TrainingSettings
 from ddlsim.types import CollectiveCall, ComputeTask, Phase, TaskBlock, Workload
 
 Schedule = Callable[[Workload, Pricer, TrainingSettings], IterationGraph]
@@ -90,10 +91,12 @@ def sequential_schedule(workload: Workload, pricer: Pricer, settings: TrainingSe
     are expanded repeat by repeat, so that gradient buckets become ready as layers finish.
     """
     graph = IterationGraph()
-    overlap = settings.overlap is Overlap.DP_BACKWARD
+    overlap = settings.overlap.buckets
     sync: GradientSync | None = find_gradient_sync(workload) if overlap else None
+    layers = LayerOverlap(settings.overlap)
     backward_ops: list[int] = []
     waiting_for_buckets: tuple[int, ...] = ()
+    last_main: int | None = None
     for block_index, block in enumerate(workload.blocks):
         expand = sync is not None and _has_backward(block)
         for repeat_index, executions in enumerate(_chunks(block.repeat, MAX_EXPANDED_REPEATS) if expand
@@ -103,15 +106,24 @@ def sequential_schedule(workload: Workload, pricer: Pricer, settings: TrainingSe
                     if (block_index, task_index) == sync.first:
                         waiting_for_buckets = add_gradient_buckets(graph, sync, backward_ops, pricer,
                                                                    settings.bucket_size_bytes)
+                        waiting_for_buckets += layers.outstanding(COMPUTE_STREAM)
                     continue
                 label = f"{block.name}[{repeat_index}].{task.name or getattr(task, 'op', '')}"
                 deps, waiting_for_buckets = waiting_for_buckets, ()
-                if isinstance(task, CollectiveCall):
-                    graph.add_collective(task, pricer.collective(task), executions=executions * task.count,
-                                         deps=deps, label=label)
+
+                def add(needs: tuple[int, ...], stream: str, item: ComputeTask | CollectiveCall = task,
+                        count: int = executions, name: str = label) -> Op:
+                    if isinstance(item, CollectiveCall):
+                        return graph.add_collective(item, pricer.collective(item), executions=count * item.count,
+                                                    deps=needs, label=name, stream=stream)
+                    return graph.add_compute(item, pricer.compute(item), executions=count * item.count,
+                                             deps=needs, label=name, stream=stream)
+
+                op, on_main = layers.place(task, deps, COMPUTE_STREAM, last_main, add)
+                if not on_main:
+                    waiting_for_buckets = deps
                     continue
-                op = graph.add_compute(task, pricer.compute(task), executions=executions * task.count,
-                                       deps=deps, label=label)
-                if task.phase is Phase.BACKWARD:
+                last_main = op.index
+                if isinstance(task, ComputeTask) and task.phase is Phase.BACKWARD:
                     backward_ops.append(op.index)
     return graph

@@ -10,7 +10,19 @@ Overlap settings (the `training.overlap` key):
   `bucket_size` bytes, as PyTorch DDP does. A bucket becomes ready when backward has produced
   its gradients and is then reduced on a separate communication stream while backward goes on.
   The optimizer step waits for the last bucket. Collectives inside the layers (tensor-parallel
-  all-reduces, DLRM all-to-alls) still block the computation that follows them.
+  all-reduces, DLRM and expert-parallel all-to-alls) still block the computation that follows
+  them, so an expert-parallel all-to-all runs beside the data-parallel buckets.
+- ``fsdp_prefetch``: ``dp_backward``, and ZeRO-3 / FSDP parameter all-gathers run on their own
+  stream one layer ahead of the compute that needs them (at most two in flight, as FSDP's
+  ``limit_all_gathers``), while each layer's gradient reduce-scatter runs on another stream behind
+  backward; the optimizer step waits for the last of them.
+- ``tp_comm``: ``dp_backward``, and every tensor-parallel collective of a layer runs beside that
+  layer's compute (Megatron-Core's ``tp_comm_overlap``, which splits the GEMMs and the ring
+  exchanges into chunks); the layer after waits for both.
+- ``all``: every overlap above.
+
+With ``network.contention=on`` (the default) collectives that these overlaps put in flight at
+the same time share the fabric (`ddlsim.training.contended`, docs/contention.md).
 
 `overlap_p2p_comm` (Megatron-Core's `ModelParallelConfig.overlap_p2p_comm`, default False there
 and here) only concerns the interleaved pipeline schedule, as in Megatron: False issues every
@@ -40,6 +52,24 @@ ENGINES = ("auto", "events")
 class Overlap(StrEnum):
     NONE = "none"
     DP_BACKWARD = "dp_backward"
+    FSDP_PREFETCH = "fsdp_prefetch"
+    TP_COMM = "tp_comm"
+    ALL = "all"
+
+    @property
+    def buckets(self) -> bool:
+        """The data-parallel gradient synchronisation runs in buckets during backward."""
+        return self is not Overlap.NONE
+
+    @property
+    def fsdp_prefetch(self) -> bool:
+        """ZeRO-3 gathers run ahead on their own stream, gradient reduce-scatters behind backward."""
+        return self in (Overlap.FSDP_PREFETCH, Overlap.ALL)
+
+    @property
+    def tp_comm(self) -> bool:
+        """Tensor-parallel collectives overlap the layer compute they feed or drain."""
+        return self in (Overlap.TP_COMM, Overlap.ALL)
 
 
 @dataclass

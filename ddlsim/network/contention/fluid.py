@@ -95,6 +95,7 @@ class _Active:
     resources: np.ndarray
     amounts: np.ndarray
     started_s: float
+    share_key: Hashable = None
     done: float = 0.0
     rate: float = 0.0
     slowed: bool = False
@@ -114,12 +115,17 @@ class FluidNetwork:
     _active: dict = field(default_factory=dict)
     _order: int = 0
     solves: int = 0
+    _fills: dict = field(default_factory=dict)
 
     def submit(self, key: Hashable, work: float, resources: np.ndarray, amounts: np.ndarray, *,
-               start_s: float | None = None, weight: float = 1.0, max_fill: float = np.inf) -> None:
+               start_s: float | None = None, weight: float = 1.0, max_fill: float = np.inf,
+               share_key: Hashable = None) -> None:
+        """`share_key`, when given, names what decides the activity's share (its resources,
+        amounts, weight and cap): sets of active activities with the same keys reuse one solve."""
         start = self.now_s if start_s is None else max(start_s, self.now_s)
         item = _Active(key, float(work), float(weight), float(max_fill),
-                       np.asarray(resources, dtype=np.int64), np.asarray(amounts, dtype=np.float64), start)
+                       np.asarray(resources, dtype=np.int64), np.asarray(amounts, dtype=np.float64), start,
+                       share_key)
         heapq.heappush(self._pending, (start, self._order, item))
         self._order += 1
 
@@ -174,6 +180,19 @@ class FluidNetwork:
         finish = self._finish_s(item)
         return finish if finish <= event * (1 + SATURATION) + 1e-300 else np.inf
 
+    def _fill(self, items: list[_Active]) -> np.ndarray:
+        max_fill = np.array([item.max_fill for item in items])
+        if len(items) == 1 and np.isfinite(max_fill[0]):
+            return max_fill
+        sizes = [item.resources.size for item in items]
+        activity = np.repeat(np.arange(len(items)), sizes)
+        resource = np.concatenate([item.resources for item in items])
+        amount = np.concatenate([item.amounts * item.weight for item in items])
+        activity, resource, amount, capacity = binding_entries(activity, resource, amount, self.capacity, max_fill)
+        if activity.size == 0:
+            return max_fill
+        return max_min_fill(activity, resource, amount, capacity, max_fill)
+
     def _progress(self, event: float) -> None:
         elapsed = event - self.now_s
         if elapsed > 0:
@@ -185,18 +204,15 @@ class FluidNetwork:
         items = list(self._active.values())
         if not items:
             return
-        self.solves += 1
-        max_fill = np.array([item.max_fill for item in items])
-        fill = max_fill.copy()
-        if len(items) > 1 or not np.isfinite(max_fill[0]):
-            sizes = [item.resources.size for item in items]
-            activity = np.repeat(np.arange(len(items)), sizes)
-            resource = np.concatenate([item.resources for item in items])
-            amount = np.concatenate([item.amounts * item.weight for item in items])
-            activity, resource, amount, capacity = binding_entries(activity, resource, amount, self.capacity,
-                                                                   max_fill)
-            if activity.size:
-                fill = max_min_fill(activity, resource, amount, capacity, max_fill)
+        keys = tuple(item.share_key for item in items)
+        cached = None if None in keys else self._fills.get(keys)
+        if cached is not None:
+            fill = cached
+        else:
+            self.solves += 1
+            fill = self._fill(items)
+            if None not in keys:
+                self._fills[keys] = fill
         for item, value in zip(items, fill):
             full = item.weight * item.max_fill
             rate = item.weight * float(value)

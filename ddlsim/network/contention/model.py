@@ -41,14 +41,19 @@ def contention_model(fabric: Fabric, placement: Placement | None = None) -> Cont
 
 
 def _build(fabric: Fabric, placement: Placement | None) -> ContentionModel:
+    """One job on the fabric's own placement: resources collapsed to their kinds
+    (`SharedResources.collapse`); an explicit placement (several jobs): every resource."""
     resources = shared_resources(fabric)
     cache = Memo(f"network.contention.demand.{fabric.name}", maxsize=4096)
+    collapse = placement is None
 
     def demand_of(call: CollectiveCall) -> Demand:
         key = (call.op, call.size_bytes, call.group, call.root)
         demand = cache.get(key)
         if demand is None:
-            demand = cache.put(key, resources.demand(call.op, call.size_bytes, call.group, call.root, placement))
+            demand = resources.demand(call.op, call.size_bytes, call.group, call.root, placement)
+            demand = cache.put(key, resources.collapse(demand) if collapse else demand)
         return demand
 
-    return ContentionModel(demand_of, resources.capacity_bps, resources)
+    capacity = resources.kind_capacity_bps() if collapse else resources.capacity_bps
+    return ContentionModel(demand_of, capacity, resources)

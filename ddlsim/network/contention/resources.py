@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.caches import Memo
-from ddlsim.network.bounds import cut_bytes, domain_members, node_bytes
+from ddlsim.network.bounds import domain_bytes, node_bytes
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.types import CollectiveOp, GroupLayout
@@ -83,6 +83,49 @@ class SharedResources:
     def size(self) -> int:
         return int(self.capacity_bps.size)
 
+    def kinds(self) -> np.ndarray:
+        """The kind of every resource (node egress 0, node ingress 1, each cut's egress and ingress,
+        then the bisection's two directions): resources of one kind have one capacity."""
+        nodes = self.fabric.num_nodes
+        parts = [np.zeros(nodes, dtype=np.int64), np.ones(nodes, dtype=np.int64)]
+        for index, cut in enumerate(self.fabric.domain_cuts()):
+            count = -(-nodes // cut.size_nodes)
+            parts += [np.full(count, 2 + 2 * index), np.full(count, 3 + 2 * index)]
+        if self.bisection_offset is not None:
+            last = 2 + 2 * len(self.cut_offsets)
+            parts.append(np.array([last, last + 1]))
+        return np.concatenate(parts)
+
+    def kind_capacity_bps(self) -> np.ndarray:
+        """The capacity of each kind (`kinds`)."""
+        kinds = self.kinds()
+        capacity = np.zeros(int(kinds.max()) + 1)
+        capacity[kinds] = self.capacity_bps
+        return capacity
+
+    def collapse(self, demand: Demand) -> Demand:
+        """The demand on each kind of resource: the most any one resource of that kind carries.
+
+        For one job whose collectives load every node alike (the groups of a parallel dimension
+        tile the job), the busiest resource of a kind stands for all of them, and concurrent
+        collectives meet there; where loads differ, assuming that their busiest resources
+        coincide can only overstate contention, never understate a bound."""
+        kinds = self._kinds_memo()
+        if demand.resources.size == 0:
+            return demand
+        kind = kinds[demand.resources]
+        most = np.zeros(int(kinds.max()) + 1)
+        np.maximum.at(most, kind, demand.bits)
+        used = np.flatnonzero(most > 0)
+        return Demand(used, most[used])
+
+    def _kinds_memo(self) -> np.ndarray:
+        kinds = self.__dict__.get("_kinds")
+        if kinds is None:
+            kinds = self.kinds()
+            object.__setattr__(self, "_kinds", kinds)
+        return kinds
+
     def demand(self, op: CollectiveOp | str, size_bytes: int, layout: GroupLayout, root: int = 0,
                placement: Placement | None = None) -> Demand:
         """The bits `op` on every group of `layout` puts on each resource (module docstring)."""
@@ -113,14 +156,13 @@ class SharedResources:
 
     def _cut(self, op: CollectiveOp, size_bytes: int, n: int, root: int, domain: np.ndarray, egress_base: int,
              ingress_base: int, ids: list, loads: list) -> None:
-        group, place, k = domain_members(domain)
-        root_inside = domain[group, root] == place
-        out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=self.fabric.reduces_in_network())
+        fabric = self.fabric
+        touched, out, into = domain_bytes(op, size_bytes, n, domain, root, fabric.supports_multicast(),
+                                          fabric.reduces_in_network())
         if ingress_base == egress_base + 1:  # the bisection: out of one half is into the other
-            ids += [egress_base + place, egress_base + 1 - place]
-            loads += [out, into]
-            return
-        ids += [egress_base + place, ingress_base + place]
+            ids += [egress_base + touched, egress_base + 1 - touched]
+        else:
+            ids += [egress_base + touched, ingress_base + touched]
         loads += [out, into]
 
     def describe(self) -> dict[str, float]:

@@ -158,7 +158,7 @@ class JobsTask:
         from tqdm import tqdm
 
         from ddlsim.network.contention.model import contention_model
-        from ddlsim.training.jobs import JobGraph, placed_network_timer, run_jobs
+        from ddlsim.training.jobs import JobGraph, placed_network_timer, run_jobs, shared_model
         from ddlsim.training.run import reduction_model
         from ddlsim.training.settings import run_settings
 
@@ -175,7 +175,7 @@ class JobsTask:
             timer = placed_network_timer(fabric, components.algorithm, reduction_model(device), placement)
             graph = job_graph(model, parallel, device, components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
-        times = run_jobs(jobs, contention_model(fabric), iterations=self.iterations, contention=settings.contention,
+        times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention,
                          progress=say(self.progress and len(jobs) >= 8))
         labels = {"fabric": config_label(components.config, "fabric"),
                   "algorithm": algorithm_label(components.config.collective), "device": str(device.name),

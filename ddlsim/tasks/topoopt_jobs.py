@@ -164,7 +164,7 @@ class TopoOptJobsTask:
 
     def _shared(self, system, built, algorithm, components, settings):
         from ddlsim.network.contention.model import contention_model
-        from ddlsim.training.jobs import JobGraph, placed_network_timer, run_jobs
+        from ddlsim.training.jobs import JobGraph, placed_network_timer, run_jobs, shared_model
         from ddlsim.training.run import reduction_model
 
         fabric = shared_fat_tree(system, self.num_servers, self.gpus_per_server, self.degree,
@@ -179,7 +179,7 @@ class TopoOptJobsTask:
                                          placement)
             graph = job_graph(model, parallel, components.device, components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
-        times = run_jobs(jobs, contention_model(fabric), iterations=self.iterations, contention=settings.contention)
+        times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention)
         return placements, times, self.placement
 
     def _shards(self, system, built, algorithm, components, settings):

@@ -3,7 +3,7 @@ run at once for some iterations (`ddlsim.training.contended.place_jobs`), and ea
 
     timer = placed_network_timer(fabric, algorithm, reduction, placement)   # the job's prices
     demand = contention_model(fabric, placement).demand_of                  # its bytes on the fabric
-    times = run_jobs([JobGraph(graph, demand), ...], contention_model(fabric), iterations=5)
+    times = run_jobs([JobGraph(graph, demand), ...], shared_model(fabric), iterations=5)
 
 A job alone runs in the same engine with nothing beside it, so its alone time is its isolated
 iteration exactly; with ``contention=False`` every job runs alone (jobs do not share).
@@ -27,6 +27,19 @@ from ddlsim.training.run import _lone_rank as lone_rank
 from ddlsim.types import CollectiveCall, CollectiveEstimate
 
 TAIL_PERCENTILE = 99.0
+
+
+def shared_model(fabric) -> ContentionModel:
+    """Every declared resource of `fabric` with its capacity, for jobs that each bring their own
+    demands (`contention_model(fabric, placement)`: every resource, not collapsed to kinds)."""
+    from ddlsim.network.contention.resources import shared_resources
+
+    resources = shared_resources(fabric)
+
+    def no_demand(call: CollectiveCall):
+        raise ValueError("each job brings its own demand_of (contention_model(fabric, placement))")
+
+    return ContentionModel(no_demand, resources.capacity_bps, resources)
 
 
 class _PlacedEstimator(CollectiveEstimator):

@@ -10,7 +10,7 @@ them run concurrently for ``task.iterations`` iterations in one fluid engine, sh
 declared resources their placements have in common (`ddlsim.training.jobs`), and each runs alone.
 ``network.contention=off`` runs every job alone (jobs do not share).
 
-Rows: ``job``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks``,
+Rows: ``job_id``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks``,
 ``iteration_time_s`` (mean over the iterations), ``iteration_time_p99_s``,
 ``alone_iteration_time_s``, ``slowdown`` (mean over alone), with the fabric, algorithm and
 ``num_jobs``. Captured programs (``model: {name: program, ...}``) run from their own graph.
@@ -66,35 +66,32 @@ def say(enabled: bool) -> Any:
     return progress
 
 
-def job_graph(model: Any, parallel: Any, device: Any, compute: Any, timer: Any, settings: Any) -> Any:
-    """One job's iteration graph, its collectives priced by `timer` (analytic or captured)."""
+def job_source(model: Any, parallel: Any, device: Any) -> Any:
+    """What a job's iteration graph is built from: its captured program, else its workload."""
+    program = getattr(model, "program", None)
+    return program() if program is not None else model.build_workload(parallel, device.memory_bytes)
+
+
+def job_graph(source: Any, compute: Any, timer: Any, settings: Any) -> Any:
+    """One job's iteration graph (`job_source`), its collectives priced by `timer`."""
     from ddlsim.training.pricing import Pricer
     from ddlsim.training.run import compute_timer
     from ddlsim.training.simulate import build_graph
+    from ddlsim.types import Workload
 
-    program = getattr(model, "program", None)
-    if program is not None:
-        from ddlsim.capture.graph import build_program_graph
-        from ddlsim.capture.pricing import SegmentPricer
+    if isinstance(source, Workload):
+        return build_graph(source, Pricer(timer, compute_timer(compute)), settings)
+    from ddlsim.capture.graph import build_program_graph
+    from ddlsim.capture.pricing import SegmentPricer
 
-        captured = program()
-        if getattr(compute, "fusion", False):  # as `ddlsim.capture.simulation.simulate_program` prices it
-            from dataclasses import replace
+    if getattr(compute, "fusion", False):  # as `ddlsim.capture.simulation.simulate_program` prices it
+        from dataclasses import replace
 
-            from ddlsim.capture.fusion import fuse_events
+        from ddlsim.capture.fusion import fuse_events
 
-            captured = replace(captured, events=fuse_events(captured.events))
-        graph, _ = build_program_graph(captured, Pricer(timer, lambda task: None), SegmentPricer(compute, None))
-        return graph
-    workload = model.build_workload(parallel, device.memory_bytes)
-    return build_graph(workload, Pricer(timer, compute_timer(compute)), settings)
-
-
-def job_ranks(model: Any, parallel: Any, device: Any) -> int:
-    program = getattr(model, "program", None)
-    if program is not None:
-        return int(program().num_ranks)
-    return int(model.build_workload(parallel, device.memory_bytes).num_ranks)
+        source = replace(source, events=fuse_events(source.events))
+    graph, _ = build_program_graph(source, Pricer(timer, lambda task: None), SegmentPricer(compute, None))
+    return graph
 
 
 def job_rows(specs: list[JobSpec], placements: list, times: list, labels: Row, policy: str) -> list[Row]:
@@ -135,9 +132,8 @@ class JobsTask:
     def from_config(cls, config: JobsTaskConfig) -> JobsTask:
         specs = parse_jobs(config.jobs, config.mix, config.num_jobs, config.model_overrides)
         check_policy(config.placement, "placement")
-        for key in ("iterations",):
-            if getattr(config, key) < 1:
-                raise ConfigError(key, getattr(config, key), "must be >= 1")
+        if config.iterations < 1:
+            raise ConfigError("iterations", config.iterations, "must be >= 1")
         if config.slot_nodes < 0:
             raise ConfigError("slot_nodes", config.slot_nodes, "must be >= 0 (0: the fabric's smallest domain)")
         if not specs and config.num_jobs < 1:
@@ -165,15 +161,15 @@ class JobsTask:
         fabric, device = components.fabric, components.device
         settings = run_settings(components.config)
         specs, built = self.job_models(components)
-        sizes = [job_ranks(model, parallel, device) for model, parallel in built]
-        placements = self.place(fabric, sizes, specs)
+        sources = [job_source(model, parallel, device) for model, parallel in built]
+        placements = self.place(fabric, [int(source.num_ranks) for source in sources], specs)
         jobs = []
-        bar = tqdm(list(zip(built, placements)), desc="pricing jobs", unit="job", leave=False,
-                   disable=not self.progress or len(built) < 8 or None)
-        for (model, parallel), placement in bar:
+        bar = tqdm(list(zip(sources, placements)), desc="pricing jobs", unit="job", leave=False,
+                   disable=not self.progress or len(sources) < 8 or None)
+        for source, placement in bar:
             # the reduction roofline of task=train (`train_on_fabric`), so that a job alone prices as a train run
             timer = placed_network_timer(fabric, components.algorithm, reduction_model(device), placement)
-            graph = job_graph(model, parallel, device, components.compute, timer, settings)
+            graph = job_graph(source, components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
         times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention,
                          progress=say(self.progress and len(jobs) >= 8))

@@ -31,7 +31,7 @@ from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_
 from ddlsim.registry import TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
-from ddlsim.tasks.jobs import job_graph, job_rows, say, summarize_jobs
+from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs
 from ddlsim.tasks.train import algorithm_label
 
 FIG16_SYSTEMS = ("topoopt", "topoopt_fat_tree", "topoopt_fat_tree_oversub")
@@ -177,7 +177,7 @@ class TopoOptJobsTask:
         for (model, parallel), placement in zip(built, placements):
             timer = placed_network_timer(fabric, algorithm, reduction_model(components.device, model.precision),
                                          placement)
-            graph = job_graph(model, parallel, components.device, components.compute, timer, settings)
+            graph = job_graph(job_source(model, parallel, components.device), components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
         times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention)
         return placements, times, self.placement
@@ -203,7 +203,7 @@ class TopoOptJobsTask:
                 plan = topology_finder(self.servers_per_job, self.degree, traffic.allreduce, traffic.mp_matrix)
                 fabric = static_fabric(system, setting, plan)
                 timer = network_timer(fabric, algorithm, reduction_model(components.device, model.precision))
-                graph = job_graph(model, parallel, components.device, components.compute, timer, settings)
+                graph = job_graph(workload, components.compute, timer, settings)
                 model_ = contention_model(fabric)
                 shards[spec.label] = run_jobs([JobGraph(graph, model_.demand_of)], model_,
                                               iterations=self.iterations)[0]

@@ -33,6 +33,14 @@ def test_two_identical_jobs_on_a_non_blocking_fabric_take_what_one_takes_alone()
         assert rows.loc[0, "alone_iteration_time_s"] == pytest.approx(train["iteration_time_s"], rel=1e-9)
 
 
+def test_two_overlapping_tp_dp_jobs_on_a_non_blocking_fat_tree_keep_their_alone_time():
+    # GPT-2 with TP 2 x DP 4 and DP buckets during backward: collectives of one job overlap each other.
+    rows = _rows("fabric=superpod_1to1", "training.overlap=dp_backward",
+                 "task.jobs=[{model: gpt2, parallel: {tensor: 2, data: 4, gpus: 8}, count: 2}]")
+    assert list(rows["nodes"]) == ["0-7", "8-15"] and (rows["overlap"] == "dp_backward").all()
+    assert rows["slowdown"].to_numpy() == pytest.approx(1.0, rel=0.01)
+
+
 def test_dp_heavy_jobs_slow_down_when_they_share_a_4_to_1_fat_tree_s_uplinks():
     fabric = ["fabric=topoopt_fat_tree_oversub", "fabric.oversubscription=[4.0,1.0]"]
     jobs = ["task.jobs=[{model: topoopt_candle, count: 4}]", "+task.model_overrides={num_servers: 8, sizes: sec5_6}"]

@@ -13,7 +13,8 @@
   takes exactly what it takes alone, and is run alone.
 - ``topoopt_fat_tree`` (the cost-equivalent full-bisection fat-tree, d x B' per server) and
   ``topoopt_fat_tree_oversub`` (d x B per server, 2:1 at the ToR uplinks): one k-ary fat-tree of the
-  whole cluster (k the smallest even k with k^3 / 4 >= servers: k = 12 for 432), the jobs placed on
+  whole cluster (`ddlsim.network.fabrics.topoopt.shared_cluster`: k the smallest even k with
+  k^3 / 4 >= servers, k = 12 for 432), the jobs placed on
   it by ``task.placement`` and run together (`ddlsim.tasks.jobs`), sharing its declared resources.
 
 Rows: the job's columns of `ddlsim.tasks.jobs` with ``fabric`` the system, ``load`` (the share of
@@ -28,13 +29,13 @@ from typing import Any, ClassVar
 from ddlsim import units
 from ddlsim.errors import ConfigError
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
+from ddlsim.network.fabrics.topoopt.shared_cluster import FIG16_SYSTEMS, SHARDED, shared_fat_tree
 from ddlsim.registry import TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
 from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs
 from ddlsim.tasks.train import algorithm_label
 
-FIG16_SYSTEMS = ("topoopt", "topoopt_fat_tree", "topoopt_fat_tree_oversub")
 FIG16_MIX = {"topoopt_dlrm": 0.4, "topoopt_bert": 0.3, "topoopt_candle": 0.2, "topoopt_vgg16": 0.1}
 
 
@@ -55,32 +56,6 @@ class TopoOptJobsTaskConfig:
     iterations: int = 5
     collectives: dict[str, Any] = field(default_factory=dict)
     progress: bool = True
-
-
-def fat_tree_tiers(num_servers: int, gpus_per_server: int) -> list[int]:
-    """Tier sizes in GPUs of the smallest k-ary fat-tree (k even) holding `num_servers` servers:
-    k / 2 servers per edge switch, k^2 / 4 per pod, k^3 / 4 in all."""
-    k = 2
-    while k ** 3 // 4 < num_servers:
-        k += 2
-    return [k // 2 * gpus_per_server, k * k // 4 * gpus_per_server, k ** 3 // 4 * gpus_per_server]
-
-
-def shared_fat_tree(system: str, num_servers: int, gpus_per_server: int, degree: int, link_bandwidth_bps: float):
-    """TopoOpt Sec. 5.1's Fat-tree (cost-equivalent d x B') or Oversub. Fat-tree (d x B, 2:1 at the
-    ToR uplinks) for the whole cluster."""
-    from ddlsim.network.api import make_fabric
-    from ddlsim.network.fabrics.topoopt.cost import cost_equivalent_fat_tree_bandwidth_bps
-
-    if system == "topoopt_fat_tree":
-        per_server = cost_equivalent_fat_tree_bandwidth_bps(num_servers, degree, link_bandwidth_bps)
-        oversubscription = [1.0, 1.0]
-    else:
-        per_server, oversubscription = degree * link_bandwidth_bps, [2.0, 1.0]
-    nic = f"{per_server / gpus_per_server / units.GIGA:.6g}Gbps"
-    return make_fabric(system, num_nodes=num_servers * gpus_per_server, gpus_per_node=gpus_per_server,
-                       tier_sizes=fat_tree_tiers(num_servers, gpus_per_server), oversubscription=oversubscription,
-                       nic_bandwidth=nic)
 
 
 @TASKS.register("topoopt_jobs", TopoOptJobsTaskConfig)
@@ -154,7 +129,7 @@ class TopoOptJobsTask:
             algorithm, label = self.algorithm_for(system, components.algorithm,
                                                   algorithm_label(components.config.collective))
             progress(f"{system}: {len(built)} jobs")
-            run = self._shards if system == "topoopt" else self._shared
+            run = self._shards if system in SHARDED else self._shared
             placements, times, policy = run(system, built, algorithm, components, settings)
             system_rows = job_rows(list(self.specs), placements, times,
                                    {**labels, "fabric": system, "algorithm": label}, policy)

@@ -81,6 +81,20 @@ if [[ -z "$wheel" && " $* " == *" dev "* ]]; then
         echo "install.sh: no $chakra_source; the Chakra tests will be skipped (docs/chakra.md says how to install it)"
     fi
 fi
+# SimGrid 4.1 (docs/contention.md), the flow-level reference the contention tests compare with, for
+# the dev extra: built from source (about 10 minutes on 2 cores; it needs a C++ compiler and Boost).
+if [[ -z "$wheel" && " $* " == *" dev "* ]] && ! python -m pip show --quiet simgrid >/dev/null 2>&1; then
+    sudo=""
+    [[ $EUID -ne 0 ]] && command -v sudo >/dev/null && sudo="sudo"
+    if command -v apt-get >/dev/null && ! dpkg -s libboost-dev >/dev/null 2>&1; then
+        $sudo apt-get install -y -q g++ cmake libboost-dev >/dev/null 2>&1 \
+            || { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q g++ cmake libboost-dev >/dev/null 2>&1; } \
+            || echo "install.sh: could not install g++, cmake and libboost-dev; SimGrid may not build"
+    fi
+    echo "install.sh: building SimGrid 4.1 for the contention reference tests (about 10 minutes)"
+    { pip_install "pybind11<3" cmake && pip_install --no-build-isolation simgrid==4.1; } \
+        || echo "install.sh: SimGrid did not build; the SimGrid reference tests will be skipped"
+fi
 # From outside the checkout, so that an installed wheel is what imports.
 (cd / && python -c "import fbgemm_gpu, torchrec, ddlsim") 2>/dev/null || {
     echo "install.sh: ddlsim, torchrec or fbgemm_gpu does not import" >&2; exit 1; }

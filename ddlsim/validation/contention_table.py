@@ -1,0 +1,85 @@
+"""The agreement table of the flow-level contention engine against SimGrid 4.1 (docs/contention.md).
+
+    python scripts/contention_reference_table.py [--out FILE] [case ...]
+
+Runs every case of `ddlsim.validation.contention_suite` (or the named ones) with the fluid engine,
+concurrently and each collective alone, and on SimGrid concurrently, and prints one markdown row
+per collective: its time alone, its completion time under contention in both engines (seconds
+from its own start), their relative difference and the slowdown. The table is also written to
+`--out` (default outputs/contention/reference_table.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ddlsim.network.contention.flows import compile_jobs, run_flows
+from ddlsim.validation.contention_suite import CASES, Case
+from ddlsim.validation.simgrid_reference import run_problem
+
+DEFAULT_OUT = Path("outputs") / "contention" / "reference_table.md"
+HEADER = ("| case | fabric | collective | flows | alone s | fluid s | SimGrid s | rel. diff | slowdown |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|")
+
+
+@dataclass(frozen=True)
+class Row:
+    case: str
+    fabric: str
+    collective: str
+    num_flows: int
+    alone_s: float
+    fluid_s: float
+    simgrid_s: float
+
+    @property
+    def relative_difference(self) -> float:
+        return abs(self.fluid_s - self.simgrid_s) / self.simgrid_s
+
+    def markdown(self) -> str:
+        return (f"| {self.case} | {self.fabric} | {self.collective} | {self.num_flows} | {self.alone_s:.6g} | "
+                f"{self.fluid_s:.6g} | {self.simgrid_s:.6g} | {self.relative_difference:.1e} | "
+                f"{self.fluid_s / self.alone_s:.3f} |")
+
+
+def case_rows(case: Case) -> list[Row]:
+    fabric, jobs = case.build()
+    problem = compile_jobs(fabric, jobs)
+    fluid = run_flows(fabric, jobs)
+    reference = run_problem(problem)
+    rows = []
+    for compiled, timing, steps in zip(problem.jobs, fluid.jobs, reference):
+        flows = sum(step.pair.size for step in compiled.steps)
+        rows.append(Row(case.name, case.fabric, timing.label, flows, timing.isolated_s, timing.duration_s,
+                        float(steps.max()) - timing.start_s))
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    worst = max(row.relative_difference for row in rows)
+    cases = len({row.case for row in rows})
+    fabrics = len({row.fabric for row in rows})
+    lines = [HEADER, *(row.markdown() for row in rows), "",
+             f"{cases} cases on {fabrics} fabric configurations, {len(rows)} collectives; largest relative "
+             f"difference {worst:.1e} (tolerance 5 %). Times are seconds from each collective's own start; "
+             f"'alone s' is the fluid engine's run of that collective on the empty fabric, and slowdown is "
+             f"fluid s over alone s."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cases", nargs="*", help="case names (default: the whole suite)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the markdown table is written")
+    args = parser.parse_args(argv)
+    chosen = [case for case in CASES if not args.cases or case.name in args.cases]
+    start = time.perf_counter()
+    rows = [row for case in chosen for row in case_rows(case)]
+    text = table(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text + "\n")
+    print(text)
+    print(f"\n{len(chosen)} cases in {time.perf_counter() - start:.1f} s; table written to {args.out}")

@@ -56,10 +56,21 @@ def _ramp_group_size(scratch: Path) -> tuple[pd.DataFrame, Path]:
     return pd.DataFrame({"ranks": sizes, **{f"{label} (ms)": values for label, values in times.items()}}), path
 
 
+def _topoopt_fig16(scratch: Path) -> tuple[pd.DataFrame, Path]:
+    """TopoOpt Fig. 16 (`experiment=topoopt_fig16`): average and tail iteration time per system and load."""
+    from ddlsim.report.references.topoopt_shared import fig16_points
+    from ddlsim.reproduce import reproduce
+
+    result = reproduce("topoopt_fig16", scratch / "fig16", ["task.progress=false"])
+    picture = next(path for path in result.report.paths if path.name == "fig16.png")
+    return fig16_points(result.frame).reset_index(drop=True), picture
+
+
 MAKERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Path]]] = {
     "default_training_time": _sweep_figure([]),
     "ramp_megatron_training_time": _sweep_figure(["experiment=ramp_megatron"]),
     "ramp_group_size": _ramp_group_size,
+    "topoopt_fig16": _topoopt_fig16,
 }
 
 

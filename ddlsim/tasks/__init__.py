@@ -4,6 +4,7 @@ from ddlsim.tasks import (
     alpha_beta,  # noqa: F401
     collective_sweep,  # noqa: F401
     hybrid,  # noqa: F401
+    jobs,  # noqa: F401
     packet,  # noqa: F401
     pattern,  # noqa: F401
     profile,  # noqa: F401
@@ -13,5 +14,6 @@ from ddlsim.tasks import (
     steps,  # noqa: F401
     topoopt,  # noqa: F401
     topoopt_cost,  # noqa: F401
+    topoopt_jobs,  # noqa: F401
     train,  # noqa: F401
 )

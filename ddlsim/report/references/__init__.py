@@ -10,5 +10,6 @@ from ddlsim.report.references import (  # noqa: F401
     sipac,
     topoopt,
     topoopt_degree,
+    topoopt_shared,
     wrht,
 )

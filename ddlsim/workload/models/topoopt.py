@@ -43,12 +43,22 @@ DLRM = DlrmShape(num_tables=64, rows=10**7, embedding_dim=128, dense_features=13
 NCF = NcfShape(mf_tables=32, mlp_tables=32, rows=10**6, mf_dim=64, mlp_dim=128, hidden=4096, layers=8)
 CANDLE_WIDTH, CANDLE_LAYERS = 16384, 8 + 16
 BERT = TransformerStack(LayerShape(1024, 16, 64), 12)
+# List 1's Sec. 5.6 sizes (the shared cluster of Fig. 16), where they differ from Sec. 5.3's:
+# DLRM 16 tables of 256 wide, dense layers 8 x 1024, dense feature layers 16 x 2048, batch 256;
+# CANDLE 4096 wide; BERT 6 blocks, hidden 768, sequence 256, 6 heads. VGG16 keeps batch 64.
+SIZES = ("sec5_3", "sec5_6")
+SEC5_6_DLRM = DlrmShape(num_tables=16, rows=10**7, embedding_dim=256, dense_features=13, hidden=2048,
+                        bottom_layers=16, top_layers=8, top_hidden=1024)
+SEC5_6_CANDLE_WIDTH = 4096
+SEC5_6_BERT = TransformerStack(LayerShape(768, 6, 256), 6)
+SEC5_6_BATCH_PER_GPU = {**BATCH_PER_GPU, "dlrm": 256}
 
 
 @dataclass
 class TopoOptModelConfig:
     """One model of TopoOpt List 1 (Sec. 5.3 sizes); `batch_per_gpu` 0 takes List 1's; `num_tables`
-    0 takes List 1's 64 DLRM tables (Sec. 5.4 uses 128, one per server)."""
+    0 takes List 1's 64 DLRM tables (Sec. 5.4 uses 128, one per server). `sizes` ``sec5_6`` takes
+    List 1's Sec. 5.6 sizes (the shared cluster of Fig. 16) for DLRM, CANDLE and BERT."""
 
     name: str = "topoopt"
     model: str = "resnet50"
@@ -57,6 +67,7 @@ class TopoOptModelConfig:
     batch_per_gpu: int = 0
     precision: str = "fp32"
     num_tables: int = 0
+    sizes: str = "sec5_3"
 
 
 @MODELS.register("topoopt", TopoOptModelConfig)
@@ -70,6 +81,7 @@ class TopoOptModel:
     precision: Precision
     name: str = "topoopt"
     num_tables: int = 0
+    sizes: str = "sec5_3"
 
     @classmethod
     def from_config(cls, config: TopoOptModelConfig) -> TopoOptModel:
@@ -82,10 +94,13 @@ class TopoOptModel:
             raise ConfigError("batch_per_gpu", config.batch_per_gpu, "must be >= 0 (0 takes List 1's)")
         if config.num_tables < 0 or (config.num_tables and config.model != "dlrm"):
             raise ConfigError("num_tables", config.num_tables, "must be >= 0, and set only for model=dlrm")
+        if config.sizes not in SIZES:
+            raise ConfigError("sizes", config.sizes, f"must be one of {', '.join(SIZES)}")
         precision = parse_precision(config.precision)
-        batch = config.batch_per_gpu or BATCH_PER_GPU[config.model]
+        batches = SEC5_6_BATCH_PER_GPU if config.sizes == "sec5_6" else BATCH_PER_GPU
+        batch = config.batch_per_gpu or batches[config.model]
         return cls(config.model, config.num_servers * config.gpus_per_server, batch, precision, config.name,
-                   config.num_tables)
+                   config.num_tables, config.sizes)
 
     def build_workload(self, parallel: ParallelConfig, memory_bytes: int) -> Workload:
         reject_unsupported(parallel, f"topoopt ({self.model})", ("data", "gpus", "micro_batch", "tensor"))
@@ -105,7 +120,8 @@ class TopoOptModel:
                                   f"{parallel.max_gpus}")
         name = f"topoopt:{self.model}"
         if self.model == "dlrm":
-            shape = replace(DLRM, num_tables=self.num_tables) if self.num_tables else DLRM
+            base = SEC5_6_DLRM if self.sizes == "sec5_6" else DLRM
+            shape = replace(base, num_tables=self.num_tables) if self.num_tables else base
             plan = partition_dlrm(shape, self.num_gpus, memory_bytes, local_batch=self.batch, sharding="table_wise",
                                   value_bytes=self.precision.bytes_per_element)
             fields = {**dlrm_plan_fields(plan), "precision": self.precision.value}
@@ -115,12 +131,14 @@ class TopoOptModel:
         if self.model == "bert":
             fixed = ParallelConfig(tensor=1, data=self.num_gpus, micro_batch=self.batch, max_gpus=self.num_gpus,
                                    activation_checkpointing=False, param_limit_per_gpu=float("inf"))
-            workload = build_megatron_workload(name, TransformerModel(BERT), None, fixed, memory_bytes,
+            stack = SEC5_6_BERT if self.sizes == "sec5_6" else BERT
+            workload = build_megatron_workload(name, TransformerModel(stack), None, fixed, memory_bytes,
                                                global_batch=self.batch * self.num_gpus, precision=self.precision)
             return workload
         if self.model == "candle":
-            dims = [CANDLE_WIDTH] * (CANDLE_LAYERS + 1) + [1]
-            signature = mlp_signature(CANDLE_WIDTH, CANDLE_WIDTH, CANDLE_LAYERS, 1, self.batch, self.precision.value)
+            width = SEC5_6_CANDLE_WIDTH if self.sizes == "sec5_6" else CANDLE_WIDTH
+            dims = [width] * (CANDLE_LAYERS + 1) + [1]
+            signature = mlp_signature(width, width, CANDLE_LAYERS, 1, self.batch, self.precision.value)
             return self._data_parallel(name, signature, mlp_params(dims), 2.0 * mlp_matmul_params(dims), memory_bytes)
         from ddlsim.workload.vision import architecture_params, forward_flop_per_sample  # counted with torch
 

@@ -1,0 +1,118 @@
+"""Several jobs on one fabric: each job's iteration graph priced at its own placement, all of them
+run at once for some iterations (`ddlsim.training.contended.place_jobs`), and each one alone.
+
+    timer = placed_network_timer(fabric, algorithm, reduction, placement)   # the job's prices
+    demand = contention_model(fabric, placement).demand_of                  # its bytes on the fabric
+    times = run_jobs([JobGraph(graph, demand), ...], shared_model(fabric), iterations=5)
+
+A job alone runs in the same engine with nothing beside it, so its alone time is its isolated
+iteration exactly; with ``contention=False`` every job runs alone (jobs do not share).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.contention.model import ContentionModel, DemandOf
+from ddlsim.network.estimator import CollectiveEstimator
+from ddlsim.network.placement import Placement
+from ddlsim.training.contended import place_jobs
+from ddlsim.training.graph import IterationGraph
+from ddlsim.training.pricing import CollectiveTimer
+from ddlsim.training.run import _lone_rank as lone_rank
+from ddlsim.types import CollectiveCall, CollectiveEstimate
+
+TAIL_PERCENTILE = 99.0
+
+
+def shared_model(fabric) -> ContentionModel:
+    """Every declared resource of `fabric` with its capacity, for jobs that each bring their own
+    demands (`contention_model(fabric, placement)`: every resource, not collapsed to kinds)."""
+    from ddlsim.network.contention.resources import shared_resources
+
+    resources = shared_resources(fabric)
+
+    def no_demand(call: CollectiveCall):
+        raise ValueError("each job brings its own demand_of (contention_model(fabric, placement))")
+
+    return ContentionModel(no_demand, resources.capacity_bps, resources)
+
+
+class _PlacedEstimator(CollectiveEstimator):
+    """A collective estimator whose every call of the job sits at `placement` (job rank r on
+    fabric node ``placement.nodes[r]``) instead of the fabric's own placement."""
+
+    def __init__(self, fabric, algorithm, reduction, placement: Placement) -> None:
+        super().__init__(fabric, algorithm, reduction)
+        self.job_placement = placement
+
+    def _request(self, op, size_bytes, layout, root) -> ScheduleRequest:
+        return ScheduleRequest(op, layout.size, root, size_bytes, self.fabric, layout, self.job_placement)
+
+
+def placed_network_timer(fabric, algorithm, reduction, placement: Placement) -> CollectiveTimer:
+    """`ddlsim.training.run.network_timer`, with every call of the job priced at `placement`."""
+    estimator = _PlacedEstimator(fabric, algorithm, reduction, placement)
+
+    def timer(call: CollectiveCall) -> CollectiveEstimate:
+        if call.group.size == 1:
+            return lone_rank(call, fabric)
+        return estimator.estimate_call(call)
+
+    return timer
+
+
+@dataclass(frozen=True)
+class JobGraph:
+    """One job's iteration graph and what each of its calls puts on the fabric's resources."""
+
+    graph: IterationGraph
+    demand_of: DemandOf
+
+
+@dataclass(frozen=True)
+class JobTimes:
+    """One job's iteration times beside the others (`iterations_s`) and alone (`alone_s`)."""
+
+    iterations_s: tuple[float, ...]
+    alone_s: float
+
+    @property
+    def mean_s(self) -> float:
+        return float(np.mean(self.iterations_s))
+
+    @property
+    def p99_s(self) -> float:
+        return float(np.percentile(self.iterations_s, TAIL_PERCENTILE))
+
+    @property
+    def slowdown(self) -> float:
+        return self.mean_s / self.alone_s if self.alone_s > 0 else float("nan")
+
+
+def alone_times(jobs: Sequence[JobGraph], model: ContentionModel, iterations: int = 1) -> list[tuple[float, ...]]:
+    """Each job's iteration times with nothing beside it (the same engine, one graph)."""
+    return [tuple(placement.makespan_s for placement in
+                  place_jobs([job.graph], model, iterations=iterations, demand_of=[job.demand_of])[0])
+            for job in jobs]
+
+
+def run_jobs(jobs: Sequence[JobGraph], model: ContentionModel, *, iterations: int, contention: bool = True,
+             progress: Callable[[str], None] | None = None) -> list[JobTimes]:
+    """Every job for `iterations` iterations at once on `model`'s fabric (each alone when
+    `contention` is False), and each alone; one `JobTimes` per job, in job order."""
+    say = progress or (lambda text: None)
+    say(f"{len(jobs)} jobs alone")
+    alone = alone_times(jobs, model)
+    if not contention:
+        runs = alone_times(jobs, model, iterations)
+    else:
+        say(f"{len(jobs)} jobs together, {iterations} iterations")
+        placements = place_jobs([job.graph for job in jobs], model, iterations=iterations,
+                                demand_of=[job.demand_of for job in jobs])
+        runs = [tuple(placement.makespan_s for placement in job) for job in placements]
+    return [JobTimes(times, single[0]) for times, single in zip(runs, alone)]

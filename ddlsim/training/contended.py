@@ -53,7 +53,12 @@ def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iter
                demand_of: Sequence[DemandOf] | None = None) -> list[list[Placement]]:
     """Run every graph for `iterations` back-to-back iterations at once on one fabric; the
     placement of each job's each iteration, in its own time origin (the iteration's start).
-    `demand_of[j]` prices job j's calls (its own placement on the fabric); default: the model's."""
+    `demand_of[j]` prices job j's calls (its own placement on the fabric); default: the model's.
+    Demands and `model.capacity_bps` must number resources alike: one job's collapsed model
+    (`contention_model(fabric)`) does not fit per-placement demands."""
+    if demand_of is not None and model.resources is not None and model.capacity_bps.size != model.resources.size:
+        raise ValueError("place_jobs: per-job demands index every resource; pass a model with the full "
+                         "capacities (contention_model(fabric, placement) or ddlsim.training.jobs.shared_model)")
     resources_per_copy = model.capacity_bps.size
     stages = [sorted({op.stage for op in graph.ops}) for graph in graphs]
     copies = max((len(stage_list) for stage_list in stages), default=1)

@@ -16,14 +16,16 @@ the device). NaN where the workload does not say.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph
+from ddlsim.training.pipeline import micro_batches, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import select_schedule
+from ddlsim.training.schedules import pipeline_stages, select_schedule
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
 from ddlsim.types import Precision, Workload
@@ -123,10 +125,30 @@ def build_graph(workload: Workload, pricer: Pricer, settings: TrainingSettings) 
     return select_schedule(settings, workload)(workload, pricer, settings)
 
 
-def contends(settings: TrainingSettings, fabric: Any) -> bool:
+MAX_CONTENDED_STEPS = 16_384
+"""Above this many pipeline steps (micro-batches x stages x virtual stages), a pipelined iteration
+that the closed form covers is summed up in closed form, without contention (with a warning)."""
+
+
+class ContentionSkipped(UserWarning):
+    """A pipelined iteration too large to lay out op by op was summed up without contention."""
+
+
+def contends(settings: TrainingSettings, fabric: Any, workload: Workload | None = None) -> bool:
     """Whether concurrent collectives of an analytic iteration share the fabric: contention on,
-    a fabric to share, and an overlap setting that lets collectives run side by side."""
-    return settings.contention and fabric is not None and settings.overlap is not Overlap.NONE
+    a fabric to share, an overlap setting that lets collectives run side by side, and (for a
+    pipeline) few enough steps to lay out op by op."""
+    if not (settings.contention and fabric is not None and settings.overlap is not Overlap.NONE):
+        return False
+    if workload is None:
+        return True
+    steps = micro_batches(workload) * pipeline_stages(workload) * virtual_stages(workload)
+    if steps > MAX_CONTENDED_STEPS and not (settings.overlap.fsdp_prefetch or settings.overlap.tp_comm):
+        warnings.warn(f"network.contention: {workload.name}'s pipelined iteration has {steps:,} steps (micro-batches "
+                      f"x stages), more than {MAX_CONTENDED_STEPS:,}; it is summed up in closed form, each "
+                      "collective priced alone (docs/contention.md)", ContentionSkipped, stacklevel=3)
+        return False
+    return True
 
 
 def placed(graph: IterationGraph, settings: TrainingSettings, fabric: Any, *, captured: bool = False) -> Placement:
@@ -152,7 +174,7 @@ def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSett
     """The iteration summed up: in closed form where `analytic_iteration` applies (and
     ``settings.engine`` is ``auto``, and no concurrent collectives share `fabric`), else from the
     placed graph of every op."""
-    if settings.engine == "auto" and not contends(settings, fabric):
+    if settings.engine == "auto" and not contends(settings, fabric, workload):
         summary = analytic_iteration(workload, pricer, settings)
         if summary is not None:
             return summary

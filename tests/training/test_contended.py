@@ -164,3 +164,16 @@ def test_an_unknown_contention_setting_is_one_line_naming_the_key():
     with pytest.raises(ConfigError) as error:
         ddlsim.run(["experiment=single", "network.contention=maybe"])
     assert "network.contention" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_pipeline_too_large_to_lay_out_is_summed_up_alone_with_a_warning():
+    from training_fakes import pipelined
+
+    from ddlsim.training.simulate import MAX_CONTENDED_STEPS, ContentionSkipped
+
+    workload = pipelined(stages=4, micro=MAX_CONTENDED_STEPS // 4 + 1, send_bytes=10, dp_bytes=100)
+    fabric = make_fabric("ideal")
+    off = simulate_training(workload, PRICER, TrainingSettings(overlap="dp_backward", contention=False), fabric=fabric)
+    with pytest.warns(ContentionSkipped, match="network.contention"):
+        on = simulate_training(workload, PRICER, TrainingSettings(overlap="dp_backward"), fabric=fabric)
+    assert on.row() == off.row()

@@ -56,7 +56,8 @@ def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iter
     `demand_of[j]` prices job j's calls (its own placement on the fabric); default: the model's.
     Demands and `model.capacity_bps` must number resources alike: one job's collapsed model
     (`contention_model(fabric)`) does not fit per-placement demands."""
-    if demand_of is not None and model.resources is not None and model.capacity_bps.size != model.resources.size:
+    collapsed = model.resources is not None and model.capacity_bps.size != model.resources.size
+    if demand_of is not None and collapsed and any(own is not model.demand_of for own in demand_of):
         raise ValueError("place_jobs: per-job demands index every resource; pass a model with the full "
                          "capacities (contention_model(fabric, placement) or ddlsim.training.jobs.shared_model)")
     resources_per_copy = model.capacity_bps.size

@@ -216,9 +216,13 @@ def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any =
              contention: bool = True) -> ProgramResult:
     """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture.
     `contention`: collectives in flight at the same time share the fabric (``network.contention``)."""
+    device_spec = make_device(device)
+    own = getattr(program, "simulate_on", None)  # Chakra ETs of an analytic model price their own graph
+    if own is not None:
+        return own(make_fabric_object(fabric), make_algorithm(collective), device_spec,
+                   TrainingSettings(contention=contention))
     if not isinstance(program, CapturedProgram):
         program = CapturedProgram.load(program)
-    device_spec = make_device(device)
     return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
                             make_compute(compute, device_spec), TrainingSettings(contention=contention),
                             check_memory=check_memory)

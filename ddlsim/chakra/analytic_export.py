@@ -16,9 +16,10 @@ four layers is four nodes), in stream order:
   `GroupLayout` (a collective between stages, such as the tied-embedding all-reduce, spans the
   rank's peers on the stages that run it). ``comm_group.json`` beside the files maps every id to
   its ranks, in the form of ASTRA-sim's ``--comm-group-configuration``;
-- a stage-to-stage send -> ``COMM_SEND_NODE`` to the same position on the stage that waits for
-  it; that stage gets the matching ``COMM_RECV_NODE`` (same ``comm_tag``) before the op that
-  waits, which data-depends on it;
+- a stage-to-stage send -> ``COMM_SEND_NODE`` to the same position on the next stage (forward)
+  or the previous one (backward; wrapping around, as the interleaved schedule's last chunk
+  boundary does); that stage gets the matching ``COMM_RECV_NODE`` (same ``comm_tag``: the send's
+  op index) before its first op that waits for the send, which data-depends on it;
 - ``data_deps``: the op's waits on its own stage (waits on other stages are the receives, or the
   synchronisation of a collective between stages); ``ctrl_deps``: the previous node of the same
   stream.
@@ -49,7 +50,7 @@ from ddlsim.errors import ConfigError
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Workload
+from ddlsim.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
 
 MICROSECONDS = 1e6
 
@@ -69,17 +70,37 @@ class RankLayout:
             raise ConfigError("chakra.export", self.num_ranks, f"ranks must divide into {self.stages} pipeline stages")
         self.stage_ranks = self.num_ranks // self.stages
         self.ops_of: dict[int, list[Op]] = defaultdict(list)
-        self.receivers: dict[int, list[int]] = defaultdict(list)  # send op -> stages that wait for it
+        self.target: dict[int, int] = {}  # send op -> the stage it sends to
+        self.received: set[int] = set()
+        self.receives_before: dict[int, list[int]] = defaultdict(list)  # op -> the sends received just before it
         together: dict[tuple, list[Op]] = defaultdict(list)  # one collective between stages, added per stage
         for op in graph.ops:
             self.ops_of[op.stage].append(op)
-            for dep in op.deps:
-                if _is_send(graph.ops[dep]) and graph.ops[dep].stage != op.stage:
-                    self.receivers[dep].append(op.stage)
+            if _is_send(op):
+                self.target[op.index] = (op.stage + (1 if op.phase is Phase.FORWARD else -1)) % self.stages
+            for dep in op.deps:  # the first op of the target stage that waits for a send receives it
+                if self.target.get(dep, -1) == op.stage != graph.ops[dep].stage and dep not in self.received:
+                    self.receives_before[op.index].append(dep)
+                    self.received.add(dep)
             if self._between_stages(op):
                 together[(op.label, op.task, op.deps)].append(op)
         self.participants = {op.index: tuple(sorted({item.stage for item in ops}))
                              for ops in together.values() for op in ops}
+        self.trailing: dict[int, list[int]] = defaultdict(list)  # stage -> sends received after its last op
+        for send, target in self.target.items():
+            if send not in self.received and target != graph.ops[send].stage:
+                self._place_unwaited(graph.ops[send], target)
+
+    def _place_unwaited(self, send: Op, target: int) -> None:
+        """A send no op of its target stage waits for directly (a batch of exchanges is waited for
+        as a whole): received before the first op there that waits for the sender's stage at or
+        after the send, else after the stage's last op."""
+        for op in self.ops_of[target]:
+            if op.index > send.index and any(self.graph.ops[dep].stage == send.stage and dep >= send.index
+                                             for dep in op.deps):
+                self.receives_before[op.index].append(send.index)
+                return
+        self.trailing[target].append(send.index)
 
     def _between_stages(self, op: Op) -> bool:
         call = op.task
@@ -103,15 +124,8 @@ class RankLayout:
         return tuple(base + member for member in layout.ranks(index))
 
     def send_peer(self, op: Op, rank: int) -> int:
-        """The rank a send of `op` on `rank` goes to: the same position on the stage waiting for it."""
-        stages = self.receivers.get(op.index)
-        if stages:
-            target = stages[0]
-        else:  # nobody waits: forward sends go down the pipeline, backward ones up
-            target = op.stage + (1 if op.phase.value == "forward" else -1)
-            if not 0 <= target < self.stages:
-                raise ConfigError("chakra.export", op.label, "is a stage-to-stage send with no stage to receive it")
-        return rank + (target - op.stage) * self.stage_ranks
+        """The rank a send of `op` on `rank` goes to: the same position on the stage it sends to."""
+        return rank + (self.target.get(op.index, op.stage) - op.stage) * self.stage_ranks
 
 
 class _RankWriter:
@@ -136,27 +150,30 @@ class _RankWriter:
         self.nodes.append(node)
         return node
 
-    def _receives(self, op: Op) -> list[int]:
-        """Node ids op waits for: its own stage's ops, and a receive for each send from another stage."""
-        waits = []
-        for dep in op.deps:
-            source = self.layout.graph.ops[dep]
-            if source.stage == self.stage:
-                waits.append(self.last_of[dep])
-            elif _is_send(source):
-                assert isinstance(source.task, CollectiveCall)
-                peer = self.rank + (source.stage - self.stage) * self.layout.stage_ranks
-                for execution in range(source.executions):
-                    node = self._node(f"{source.label}:recv" + (f"#{execution}" if execution else ""),
-                                      self.et.COMM_RECV_NODE, op.stream, [])
-                    node.attr.add(name="comm_src", int32_val=peer)
-                    node.attr.add(name="comm_size", int64_val=source.task.size_bytes)
-                    node.attr.add(name="comm_tag", int32_val=dep)
-                    waits.append(node.id)
+    def receive(self, send: Op, stream: str) -> list[int]:
+        """Receive nodes for every call of `send` (from another stage), on `stream`."""
+        assert isinstance(send.task, CollectiveCall)
+        peer = self.rank + (send.stage - self.stage) * self.layout.stage_ranks
+        received = []
+        for execution in range(send.executions):
+            node = self._node(f"{send.label}:recv" + (f"#{execution}" if execution else ""), self.et.COMM_RECV_NODE,
+                              stream, [])
+            node.attr.add(name="comm_src", int32_val=peer)
+            node.attr.add(name="comm_size", int64_val=send.task.size_bytes)
+            node.attr.add(name="comm_tag", int32_val=send.index)
+            received.append(node.id)
+        return received
+
+    def _waits(self, op: Op) -> list[int]:
+        """Node ids `op` waits for: its own stage's ops, and the receives placed before it (waits on
+        other stages' ops that are not sends are the synchronisation of a collective between stages)."""
+        waits = [self.last_of[dep] for dep in op.deps if self.layout.graph.ops[dep].stage == self.stage]
+        for send in self.layout.receives_before.get(op.index, ()):
+            waits += self.receive(self.layout.graph.ops[send], op.stream)
         return waits
 
     def add(self, op: Op) -> None:
-        waits = self._receives(op)
+        waits = self._waits(op)
         for execution in range(op.executions):
             name = op.label + (f"#{execution}" if execution else "")
             if op.kind is OpKind.COMPUTE:
@@ -212,6 +229,8 @@ def write_workload_chakra(workload: Workload, graph: IterationGraph, directory: 
         writer = _RankWriter(et, layout, records, groups, rank)
         for op in layout.ops_of[writer.stage]:
             writer.add(op)
+        for send in layout.trailing.get(writer.stage, ()):
+            writer.receive(graph.ops[send], layout.ops_of[writer.stage][-1].stream)
         path = directory / f"{workload.name}.{rank}.et"
         with path.open("wb") as handle:
             header = et.GlobalMetadata(version=SCHEMA_VERSION)

@@ -72,7 +72,8 @@ def _attrs(node) -> dict:
 @pytest.mark.parametrize("fabric", FABRICS)
 def test_export_then_import_prices_as_the_analytic_run(exported, fabric) -> None:
     analytic = ddlsim.run([*GPT_PP4, f"fabric={fabric}"]).rows[0]
-    imported = ddlsim.run(["model=chakra", f"model.trace={exported}", "device=h100_sxm", f"fabric={fabric}"]).rows[0]
+    imported = ddlsim.run(["experiment=single", "model=chakra", f"model.trace={exported}", "device=h100_sxm",
+                           f"fabric={fabric}"]).rows[0]
     by_api = ddlsim.simulate(load_chakra(str(exported)), fabric=fabric, device="h100_sxm")
     assert imported["status"] == "ok"
     for column in ("iteration_time_s", "compute_time_s", "exposed_comm_time_s", "bubble_time_s", "comm_time_s",
@@ -173,7 +174,7 @@ def test_overlapped_buckets_round_trip_too(tmp_path) -> None:
     overlap = [*GPT_PP4, "fabric=ramp", "training.overlap=dp_backward", "training.bucket_size=4MiB"]
     row = ddlsim.run([*overlap, "training.chakra=true"], output_dir=tmp_path).rows[0]
     trace = f"model.trace={row['chakra_dir']}"
-    imported = ddlsim.run(["model=chakra", trace, "device=h100_sxm", "fabric=ramp"]).rows[0]
+    imported = ddlsim.run(["experiment=single", "model=chakra", trace, "device=h100_sxm", "fabric=ramp"]).rows[0]
     assert imported["overlap"] == "dp_backward"
     assert imported["iteration_time_s"] == pytest.approx(row["iteration_time_s"], rel=1e-9)
 
@@ -208,3 +209,25 @@ def test_bad_analytic_traces_are_one_line(exported, tmp_path, graph) -> None:
     workload, iteration = graph
     with pytest.raises(ConfigError, match="ranks"):
         write_workload_chakra(workload, iteration, tmp_path / "x", ranks="some")
+
+
+@pytest.mark.parametrize("p2p", ["false", "true"])
+def test_interleaved_pipeline_sends_and_receives_pair_up(tmp_path, p2p) -> None:
+    """Virtual stages: sends wrap from the last stage to the first, and batched exchanges are waited
+    for as a whole; every send still has exactly one receive, and the round trip is exact."""
+    overlap = [*GPT_PP4, "parallel.virtual_stages=2", f"training.overlap_p2p_comm={p2p}", "fabric=superpod"]
+    row = ddlsim.run([*overlap, "training.chakra=true"], output_dir=tmp_path).rows[0]
+    sends, receives = Counter(), Counter()
+    for rank in range(RANKS):
+        _, nodes = _decode(Path(row["chakra_dir"]) / f"gpt.{rank}.et")
+        for node in nodes:
+            attrs = _attrs(node)
+            if node.type == et_def_pb2.COMM_SEND_NODE:
+                sends[(rank, attrs["comm_dst"], attrs["comm_tag"])] += 1
+            elif node.type == et_def_pb2.COMM_RECV_NODE:
+                receives[(attrs["comm_src"], rank, attrs["comm_tag"])] += 1
+    assert sends == receives and len(sends) == sum(sends.values()) == 448
+    assert any(src >= 12 and dst < 4 for src, dst, _ in sends)  # the last stage hands chunk 3 to stage 0
+    trace = f"model.trace={row['chakra_dir']}"
+    imported = ddlsim.run(["experiment=single", "model=chakra", trace, "device=h100_sxm", "fabric=superpod"]).rows[0]
+    assert imported["iteration_time_s"] == pytest.approx(row["iteration_time_s"], rel=1e-9)

@@ -12,6 +12,7 @@ an analytic model come back as its iteration graph and are priced as that model 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ddlsim.capture.cache import CAPTURES, file_key
 from ddlsim.capture.model import ProgramModel
@@ -52,7 +53,8 @@ class ChakraModel(ProgramModel):
     def program(self):  # noqa: ANN201 (a CapturedProgram; the capture room is imported lazily)
         return CAPTURES.get(self.definition(), self._capture)
 
-    def train_on_fabric(self, parallel, device, compute, fabric, algorithm, settings):  # noqa: ANN001, ANN201
+    def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,
+                        settings: Any) -> Any:
         """Price the traces on `fabric`: an analytic export as its own graph, others as a capture."""
         program = self.program()
         if getattr(program, "simulate_on", None) is None:
@@ -60,7 +62,7 @@ class ChakraModel(ProgramModel):
         check_parallel(parallel)
         return program.simulate_on(fabric, algorithm, device, settings)
 
-    def build_workload(self, parallel, memory_bytes):  # noqa: ANN001, ANN201
+    def build_workload(self, parallel: Any, memory_bytes: int) -> Any:
         program = self.program()
         if getattr(program, "simulate_on", None) is None:
             return super().build_workload(parallel, memory_bytes)

@@ -24,9 +24,11 @@ four layers is four nodes), in stream order:
   synchronisation of a collective between stages); ``ctrl_deps``: the previous node of the same
   stream.
 
-The first node of every op carries the op whole as JSON (``ddlsim.op``) and each file's
-GlobalMetadata the workload (``ddlsim.analytic``), so that `analytic_load` rebuilds the graph
-exactly; compute keeps its exported time, collectives are priced again on the importer's fabric.
+In the file of the first rank of each stage, the first node of every op carries the op whole as
+JSON (``ddlsim.op``; the other ranks of the stage run the same ops), and each file's
+GlobalMetadata the workload (``ddlsim.analytic``) and its stage (``ddlsim.stage``), so that
+`analytic_load` rebuilds the graph exactly; compute keeps its exported time, collectives are
+priced again on the importer's fabric.
 """
 
 from __future__ import annotations
@@ -185,7 +187,7 @@ class _RankWriter:
                 node.attr.add(name="op_type", string_val=op.task.name)
             else:
                 node = self._collective(op, name, waits)
-            if execution == 0:
+            if execution == 0 and self.rank % self.layout.stage_ranks == 0:
                 node.attr.add(name=OP_ATTR, string_val=self.records[op.index])
             waits = []
         self.last_of[op.index] = len(self.nodes) - 1

@@ -4,7 +4,7 @@
     result = trace.simulate_on(fabric, algorithm, device, settings)
 
 The iteration graph comes back op for op from the ``ddlsim.op`` records (the first rank file of
-each stage holds that stage's ops): compute keeps the time it was exported with, whatever the
+each stage holds them for that stage's ops): compute keeps the time it was exported with, whatever the
 device; every collective is priced again on the fabric at hand with its algorithm and the
 device's reductions. The graph is placed and summed up as the analytic run places it
 (`ddlsim.training.simulate.placed`, with the exported overlap and the importer's contention
@@ -21,6 +21,7 @@ from typing import Any
 
 from ddlsim.capture.simulation import ProgramResult
 from ddlsim.chakra.graph_records import FORMAT, compute_estimate_of, settings_of, task_of, workload_of
+from ddlsim.chakra.load import read_et
 from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR, attribute_value
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.training.energy import network_energy
@@ -116,10 +117,11 @@ def _json(text: str, key: str, file: Path, what: str) -> Any:
         raise ConfigError(key, str(file), f"has a broken {what} record ({error})") from None
 
 
-def analytic_trace(trace: str, files: list[Path], headers: list[Any], nodes_of: list[list[Any]],
-                   key: str = "trace") -> AnalyticTrace:
-    """The `AnalyticTrace` of files that `analytic_export` wrote (`load.load_chakra` calls this)."""
-    header = _json(_text(headers[0], ANALYTIC_ATTR), key, files[0], "workload")
+def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> AnalyticTrace:
+    """The `AnalyticTrace` of files that `analytic_export` wrote (`load.load_chakra` calls this):
+    every file's header must be the same export's; the first rank of each stage holds its ops."""
+    text = _text(read_et(files[0], header_only=True)[0], ANALYTIC_ATTR)
+    header = _json(text, key, files[0], "workload")
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else None
         raise ConfigError(key, str(files[0]), f"holds an analytic workload of format {found!r}; this ddlsim reads "
@@ -127,17 +129,17 @@ def analytic_trace(trace: str, files: list[Path], headers: list[Any], nodes_of: 
     if int(header["num_ranks"]) != len(files):
         raise ConfigError(key, trace, f"holds {len(files)} rank files but the workload ran on {header['num_ranks']} "
                                       "ranks")
+    stage_ranks = len(files) // int(header["stages"])
     records: dict[int, dict[str, Any]] = {}
-    stages_read: set[Any] = set()
-    for file, file_header, nodes in zip(files, headers, nodes_of, strict=True):
-        stage = _text(file_header, STAGE_ATTR)
-        if stage in stages_read:  # every rank of a stage holds the same ops
-            continue
-        stages_read.add(stage)
+    for rank, file in enumerate(files):
+        file_header, nodes = read_et(file, header_only=rank % stage_ranks != 0)
+        if _text(file_header, ANALYTIC_ATTR) != text or _text(file_header, STAGE_ATTR) != rank // stage_ranks:
+            raise ConfigError(key, str(file), f"is not rank {rank} of the export {files[0].name} belongs to; export "
+                                              "every rank again (write_workload_chakra)")
         for node in nodes:
-            text = _text(node, OP_ATTR)
-            if text is not None:
-                record = _json(text, key, file, f"op (node {node.id})")
+            record_text = _text(node, OP_ATTR)
+            if record_text is not None:
+                record = _json(record_text, key, file, f"op (node {node.id})")
                 records[int(record["index"])] = record
     expected = int(header["num_ops"])
     missing = sorted(set(range(expected)) - set(records))

@@ -62,14 +62,15 @@ def trace_files(trace: str, key: str = "trace") -> list[Path]:
     return [ranked[rank] for rank in range(len(ranked))]
 
 
-def _read(file: Path) -> tuple[Any, list[Any]]:
+def read_et(file: Path, *, header_only: bool = False) -> tuple[Any, list[Any]]:
+    """The GlobalMetadata and the nodes of one ET file (no nodes with `header_only`)."""
     et, _, decode = require_chakra()
     header, nodes = et.GlobalMetadata(), []
     try:
         with file.open("rb") as handle:
             if not decode(handle, header):
                 raise ValueError("empty file")
-            while True:
+            while not header_only:
                 node = et.Node()
                 if not decode(handle, node):
                     break
@@ -162,12 +163,12 @@ def load_chakra(trace: str, *, key: str = "trace") -> Any:
     an `analytic_load.AnalyticTrace` for ETs ddlsim wrote from an analytic workload; see the
     module docstring."""
     files = trace_files(trace, key)
-    read = [_read(file) for file in files]
-    headers, nodes_of = [header for header, _ in read], [nodes for _, nodes in read]
-    if ANALYTIC_ATTR in _attrs(headers[0]):
+    if ANALYTIC_ATTR in _attrs(read_et(files[0], header_only=True)[0]):
         from ddlsim.chakra.analytic_load import analytic_trace
 
-        return analytic_trace(trace, files, headers, nodes_of, key)
+        return analytic_trace(trace, files, key)
+    read = [read_et(file) for file in files]
+    headers, nodes_of = [header for header, _ in read], [nodes for _, nodes in read]
     if METADATA_ATTR in _attrs(headers[0]):
         program = _own_program(headers, nodes_of)
         if program.num_ranks != len(files):

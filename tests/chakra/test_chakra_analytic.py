@@ -125,7 +125,7 @@ def test_files_decode_with_chakras_protolib_with_the_graphs_node_counts(exported
             assert set(node.data_deps) | set(node.ctrl_deps) <= ids and all(dep < node.id for dep in node.data_deps)
             if "ddlsim.op" in attrs:  # the first node of each op: Chakra's fields say what the op says
                 op = ops[json.loads(attrs["ddlsim.op"])["index"]]
-                assert op.stage == stage and node.name == op.label
+                assert op.stage == stage and node.name == op.label and rank % STAGE_RANKS == 0
             if node.type == et_def_pb2.COMP_NODE:
                 op = next(item for item in mine if node.name.partition("#")[0] == item.label)
                 assert (attrs["num_ops"], attrs["tensor_size"], attrs["op_type"], node.duration_micros) == (
@@ -207,6 +207,13 @@ def test_bad_analytic_traces_are_one_line(exported, tmp_path, graph) -> None:
     with pytest.raises(ConfigError, match=r"misses op \d+ of the 454 ops of the analytic graph") as error:
         load_chakra(str(copy))
     assert "\n" not in str(error.value)
+    for first, second in [("gpt.1.et", "gpt.8.et"), ("gpt.8.et", "gpt.1.et")]:  # two ranks of two stages swapped
+        (copy / first).rename(copy / "swap")
+        (copy / second).rename(copy / first)
+        (copy / "swap").rename(copy / second)
+        if first == "gpt.1.et":
+            with pytest.raises(ConfigError, match=r"gpt\.1\.et': is not rank 1 of the export gpt\.0\.et belongs to"):
+                load_chakra(str(copy))
     (copy / "gpt.15.et").unlink()
     with pytest.raises(ConfigError, match="holds 15 rank files but the workload ran on 16 ranks"):
         load_chakra(str(copy))

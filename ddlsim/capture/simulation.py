@@ -215,10 +215,16 @@ def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any =
              collective: Any = "best", compute: Any = None, check_memory: bool = True,
              contention: bool = True) -> ProgramResult:
     """Price one captured step on `fabric` (see the module docstring); `program` may be a saved capture.
-    `contention`: collectives in flight at the same time share the fabric (``network.contention``)."""
+    `contention`: collectives in flight at the same time share the fabric (``network.contention``).
+    Chakra ETs of an analytic model (`ddlsim.chakra.load_chakra`) price their own iteration graph:
+    their compute keeps its exported times, so `compute` and `check_memory` do not apply."""
+    device_spec = make_device(device)
+    own = getattr(program, "simulate_on", None)  # Chakra ETs of an analytic model price their own graph
+    if own is not None:
+        return own(make_fabric_object(fabric), make_algorithm(collective), device_spec,
+                   TrainingSettings(contention=contention))
     if not isinstance(program, CapturedProgram):
         program = CapturedProgram.load(program)
-    device_spec = make_device(device)
     return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
                             make_compute(compute, device_spec), TrainingSettings(contention=contention),
                             check_memory=check_memory)

@@ -2,8 +2,11 @@
 
 - `write_chakra(program, directory)` (also `CapturedProgram.to_chakra`, and
   ``training.chakra=true`` on the command line): one ET file per rank, ``<name>.<rank>.et``.
+- `write_workload_chakra(workload, graph, directory)` (also ``training.chakra=true`` on an
+  analytic model): an analytic workload's iteration graph, one ET file per rank.
 - `load_chakra(trace)`: a directory or glob of ET files as a `CapturedProgram`, priced like
-  any capture on any fabric and device (``model=chakra model.trace=...``).
+  any capture on any fabric and device (``model=chakra model.trace=...``); ETs written from an
+  analytic workload come back as its graph (an `AnalyticTrace`).
 
 Chakra's Python package is optional (`schema.require_chakra` says how to install it); nothing
 here is imported by the main job. docs/chakra.md has the field mapping and the limits.
@@ -20,10 +23,16 @@ def write_chakra(*args: Any, **kwargs: Any) -> Any:
     return write(*args, **kwargs)
 
 
+def write_workload_chakra(*args: Any, **kwargs: Any) -> Any:
+    from ddlsim.chakra.analytic_export import write_workload_chakra as write
+
+    return write(*args, **kwargs)
+
+
 def load_chakra(*args: Any, **kwargs: Any) -> Any:
     from ddlsim.chakra.load import load_chakra as load
 
     return load(*args, **kwargs)
 
 
-__all__ = ["load_chakra", "write_chakra"]
+__all__ = ["load_chakra", "write_chakra", "write_workload_chakra"]

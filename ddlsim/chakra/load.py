@@ -4,7 +4,8 @@ Files: a directory (every ``*.et`` in it) or a glob; a file's rank is the number
 (``name.<rank>.et``, Chakra's naming), and the ranks must be 0..n-1.
 
 - ETs that ddlsim wrote (`export.write_chakra`) carry each record whole: the program comes back
-  exactly, so it prices exactly as the capture did.
+  exactly, so it prices exactly as the capture did. ETs it wrote from an analytic workload
+  (`analytic_export`) come back as that workload's iteration graph (`analytic_load`).
 - Other ETs (Chakra's generator, its converter of PyTorch host and device traces): one rank of
   each distinct node sequence is kept, as a capture keeps one rank per stage. ``COMP_NODE`` ->
   compute of ``num_ops`` FLOPs and ``tensor_size`` bytes, priced by the device's roofline; one
@@ -30,6 +31,7 @@ from ddlsim.capture.pricing import TIMED_OP, WORK_OP
 from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.records import COLLECTIVE, COMPUTE, RECORD_COLUMNS, OpRecord
 from ddlsim.chakra.schema import (
+    ANALYTIC_ATTR,
     CAPTURED_RANK_ATTR,
     COMM_TYPES,
     METADATA_ATTR,
@@ -60,14 +62,15 @@ def trace_files(trace: str, key: str = "trace") -> list[Path]:
     return [ranked[rank] for rank in range(len(ranked))]
 
 
-def _read(file: Path) -> tuple[Any, list[Any]]:
+def read_et(file: Path, *, header_only: bool = False) -> tuple[Any, list[Any]]:
+    """The GlobalMetadata and the nodes of one ET file (no nodes with `header_only`)."""
     et, _, decode = require_chakra()
     header, nodes = et.GlobalMetadata(), []
     try:
         with file.open("rb") as handle:
             if not decode(handle, header):
                 raise ValueError("empty file")
-            while True:
+            while not header_only:
                 node = et.Node()
                 if not decode(handle, node):
                     break
@@ -155,10 +158,16 @@ def _foreign_program(name: str, files: list[Path], nodes_of: list[list[Any]]) ->
                            events=pd.concat(frames, ignore_index=True), replays=replays_frame(0, []))
 
 
-def load_chakra(trace: str, *, key: str = "trace") -> CapturedProgram:
-    """The program the ET files of `trace` (a directory or a glob) describe; see the module docstring."""
+def load_chakra(trace: str, *, key: str = "trace") -> Any:
+    """The program the ET files of `trace` (a directory or a glob) describe: a `CapturedProgram`, or
+    an `analytic_load.AnalyticTrace` for ETs ddlsim wrote from an analytic workload; see the
+    module docstring."""
     files = trace_files(trace, key)
-    read = [_read(file) for file in files]
+    if ANALYTIC_ATTR in _attrs(read_et(files[0], header_only=True)[0]):
+        from ddlsim.chakra.analytic_load import analytic_trace
+
+        return analytic_trace(trace, files, key)
+    read = [read_et(file) for file in files]
     headers, nodes_of = [header for header, _ in read], [nodes for _, nodes in read]
     if METADATA_ATTR in _attrs(headers[0]):
         program = _own_program(headers, nodes_of)

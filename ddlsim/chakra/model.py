@@ -4,16 +4,19 @@
 
 ``trace`` is a directory of ``<name>.<rank>.et`` files or a glob (`load.load_chakra`). The
 traces are read once per process and priced by the capture's path (`ddlsim.capture.simulation`),
-so rows, columns and ``trace.json`` are those of ``model=program``. This module does not import
-Chakra; reading the traces does.
+so rows, columns and ``trace.json`` are those of ``model=program``. Traces that ddlsim wrote from
+an analytic model come back as its iteration graph and are priced as that model is
+(`analytic_load`). This module does not import Chakra; reading the traces does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ddlsim.capture.cache import CAPTURES, file_key
 from ddlsim.capture.model import ProgramModel
+from ddlsim.capture.model import _check_parallel as check_parallel
 from ddlsim.errors import ConfigError
 from ddlsim.registry import MODELS
 
@@ -49,6 +52,22 @@ class ChakraModel(ProgramModel):
 
     def program(self):  # noqa: ANN201 (a CapturedProgram; the capture room is imported lazily)
         return CAPTURES.get(self.definition(), self._capture)
+
+    def train_on_fabric(self, parallel: Any, device: Any, compute: Any, fabric: Any, algorithm: Any,
+                        settings: Any) -> Any:
+        """Price the traces on `fabric`: an analytic export as its own graph, others as a capture."""
+        program = self.program()
+        if getattr(program, "simulate_on", None) is None:
+            return super().train_on_fabric(parallel, device, compute, fabric, algorithm, settings)
+        check_parallel(parallel)
+        return program.simulate_on(fabric, algorithm, device, settings)
+
+    def build_workload(self, parallel: Any, memory_bytes: int) -> Any:
+        program = self.program()
+        if getattr(program, "simulate_on", None) is None:
+            return super().build_workload(parallel, memory_bytes)
+        check_parallel(parallel)
+        return program.workload
 
     def _capture(self):  # noqa: ANN202
         from ddlsim.chakra.load import load_chakra

@@ -12,6 +12,10 @@ INSTALL_HINT = ("install MLCommons Chakra from its repository (pip install "
 RECORD_ATTR = "ddlsim.record"  # the whole captured record, as JSON: what makes a round trip exact
 METADATA_ATTR = "ddlsim.program"  # the program's metadata (GlobalMetadata), as JSON
 CAPTURED_RANK_ATTR = "ddlsim.captured_rank"  # which captured rank's records this file's rank runs
+ANALYTIC_ATTR = "ddlsim.analytic"  # an analytic workload's record (GlobalMetadata), as JSON: `graph_records`
+STAGE_ATTR = "ddlsim.stage"  # the pipeline stage an analytic export's rank runs (GlobalMetadata)
+OP_ATTR = "ddlsim.op"  # one op of an analytic iteration graph, as JSON (on the first node of the op)
+COMM_GROUPS_FILE = "comm_group.json"  # analytic export: pg_name -> ranks (ASTRA-sim's comm-group configuration)
 SCHEMA_VERSION = "0.0.4"
 
 # ddlsim collective op -> Chakra CollectiveCommType name

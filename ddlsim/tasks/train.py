@@ -170,18 +170,23 @@ class TrainTask:
         if settings.trace:
             row["trace_file"] = str(write_run_trace(result, components, algorithm))
         if settings.chakra:
-            row["chakra_dir"] = str(write_run_chakra(components))
+            row["chakra_dir"] = str(write_run_chakra(components, algorithm, settings))
         return TaskResult(rows=[row], summary=summarize_row(row))
 
 
-def write_run_chakra(components: Components) -> Path:
-    """The run's program as Chakra ETs (`training.chakra=true`), in ``<output>/chakra/``."""
-    program = getattr(components.model, "program", None)
-    if program is None:
-        raise ConfigError("training.chakra", True, "exports captured programs (model=program, model=chakra); "
-                                                   "analytic models have no per-op record to export")
+def write_run_chakra(components: Components, algorithm: Any = None, settings: Any = None) -> Path:
+    """The run's workload as Chakra ETs (`training.chakra=true`), in ``<output>/chakra/``: a captured
+    program's records, or an analytic model's iteration graph as the run priced it."""
     directory = (components.output_dir or Path.cwd()) / "chakra"
-    program().to_chakra(directory)
+    program = getattr(components.model, "program", None)
+    if program is not None:
+        program().to_chakra(directory)
+        return directory
+    from ddlsim.chakra.analytic_export import write_training_chakra
+
+    write_training_chakra(components.model, components.parallel, components.device, components.compute,
+                          components.fabric, components.algorithm if algorithm is None else algorithm,
+                          settings or run_settings(components.config), directory)
     return directory
 
 

@@ -85,7 +85,7 @@ class TrainingConfig:
     bucket_size: str = "25MiB"
     schedule: str = "auto"
     trace: bool = False  # write the iteration timeline as trace.json into the run's output directory
-    chakra: bool = False  # write the captured program as Chakra ETs into <output>/chakra/ (docs/chakra.md)
+    chakra: bool = False  # write the run (captured or analytic) as Chakra ETs into <output>/chakra/ (docs/chakra.md)
     engine: str = "auto"
     overlap_p2p_comm: bool = False  # interleaved schedule: asynchronous stage-to-stage sends (Megatron-Core's option)
 

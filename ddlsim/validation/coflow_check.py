@@ -14,7 +14,6 @@ time's error against flow level. Where the two disagree and why: docs/contention
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,8 @@ from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.resources import SharedResources
 from ddlsim.network.placement import Placement
 from ddlsim.types import GroupLayout
-from ddlsim.validation.contention_suite import CASES, Case
+from ddlsim.validation.contention_suite import Case
+from ddlsim.validation.contention_table import suite_cli
 
 DEFAULT_OUT = Path("outputs") / "contention" / "coflow_check.md"
 
@@ -85,12 +85,4 @@ def table(rows: list[CoflowRow]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cases", nargs="*", help="case names (default: the whole suite)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the markdown table is written")
-    args = parser.parse_args(argv)
-    rows = [row for case in CASES if not args.cases or case.name in args.cases for row in case_rows(case)]
-    text = table(rows)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
-    print(text)
+    suite_cli(argv, __doc__, DEFAULT_OUT, case_rows, table)

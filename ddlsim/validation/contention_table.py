@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,16 +71,21 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def suite_cli(argv: list[str] | None, description: str, default_out: Path,
+              case_rows_of: Callable[[Case], list], table_of: Callable[[list], str]) -> None:
+    """Run the named cases of the suite (default: all), print the table and write it to ``--out``."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*", help="case names (default: the whole suite)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the markdown table is written")
+    parser.add_argument("--out", type=Path, default=default_out, help="where the markdown table is written")
     args = parser.parse_args(argv)
     chosen = [case for case in CASES if not args.cases or case.name in args.cases]
     start = time.perf_counter()
-    rows = [row for case in chosen for row in case_rows(case)]
-    text = table(rows)
+    text = table_of([row for case in chosen for row in case_rows_of(case)])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text + "\n")
     print(text)
     print(f"\n{len(chosen)} cases in {time.perf_counter() - start:.1f} s; table written to {args.out}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    suite_cli(argv, __doc__, DEFAULT_OUT, case_rows, table)

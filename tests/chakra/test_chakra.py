@@ -19,7 +19,8 @@ from tests.capture.programs import pipeline
 
 chakra = pytest.importorskip("chakra", reason="MLCommons Chakra is not installed (scripts/install.sh dev installs it)")
 from chakra.schema.protobuf import et_def_pb2  # noqa: E402
-from chakra.src.third_party.utils.protolib import decodeMessage  # noqa: E402
+
+from tests.chakra.et_decode import decode_et  # noqa: E402
 
 FABRICS = ("superpod", "ramp", "torus2d")
 
@@ -29,18 +30,6 @@ def programs() -> dict[str, object]:
     return {"llama_fsdp_tp": ddlsim.capture(llama, mesh_shape=(2, 4), mesh_dim_names=("dp", "tp")),
             "mixtral_ep": ddlsim.capture(moe, mesh_shape=(2, 4), mesh_dim_names=("dp", "ep")),
             "pipeline_1f1b": ddlsim.capture(pipeline("1f1b"), (4,), ("pp",))}
-
-
-def _decode(path: Path) -> list:
-    nodes = []
-    with path.open("rb") as handle:
-        header = et_def_pb2.GlobalMetadata()
-        assert decodeMessage(handle, header)
-        while True:
-            node = et_def_pb2.Node()
-            if not decodeMessage(handle, node):
-                return nodes
-            nodes.append(node)
 
 
 @pytest.mark.parametrize("name", ["llama_fsdp_tp", "mixtral_ep", "pipeline_1f1b"])
@@ -61,7 +50,7 @@ def test_exported_files_decode_with_chakras_protolib(programs, name, tmp_path) -
     program = programs[name]
     write_chakra(program, tmp_path)
     for rank in sorted(program.ranks):
-        nodes = _decode(tmp_path / f"{program.name}.{rank}.et")
+        _, nodes = decode_et(tmp_path / f"{program.name}.{rank}.et")
         events = program.rank_events(rank)
         counts = Counter(et_def_pb2.NodeType.Name(node.type) for node in nodes)
         collectives = events[events.kind == "collective"]

@@ -25,7 +25,9 @@ from ddlsim.types import CollectiveOp
 
 chakra = pytest.importorskip("chakra", reason="MLCommons Chakra is not installed (scripts/install.sh dev installs it)")
 from chakra.schema.protobuf import et_def_pb2  # noqa: E402
-from chakra.src.third_party.utils.protolib import decodeMessage, encodeMessage  # noqa: E402
+from chakra.src.third_party.utils.protolib import encodeMessage  # noqa: E402
+
+from tests.chakra.et_decode import decode_et  # noqa: E402
 
 FABRICS = ("superpod", "ramp", "torus2d")
 GPT_PP4 = ["experiment=single", "model=gpt", "model.layers=8", "model.d_model=512", "model.heads=8",
@@ -51,18 +53,6 @@ def graph():
     pricer = Pricer(network_timer(components.fabric, components.algorithm, reduction_model(components.device)),
                     compute_timer(components.compute))
     return workload, build_graph(workload, pricer, run_settings(components.config))
-
-
-def _decode(path: Path) -> tuple[object, list]:
-    nodes = []
-    with path.open("rb") as handle:
-        header = et_def_pb2.GlobalMetadata()
-        assert decodeMessage(handle, header)
-        while True:
-            node = et_def_pb2.Node()
-            if not decodeMessage(handle, node):
-                return header, nodes
-            nodes.append(node)
 
 
 def _attrs(node) -> dict:
@@ -106,7 +96,7 @@ def test_files_decode_with_chakras_protolib_with_the_graphs_node_counts(exported
     sends, receives = Counter(), Counter()
     is_send = [op.kind is OpKind.COLLECTIVE and op.task.op is CollectiveOp.SEND_RECV for op in ops]
     for rank, path in enumerate(files):
-        header, nodes = _decode(path)
+        header, nodes = decode_et(path)
         stage = rank // STAGE_RANKS
         assert _attrs(header)["ddlsim.stage"] == stage
         mine = [op for op in ops if op.stage == stage]
@@ -153,7 +143,7 @@ def test_chakras_jsonizer_reads_an_analytic_file(exported, tmp_path) -> None:
     output = tmp_path / "rank4.json"
     subprocess.run([sys.executable, "-m", "chakra.src.jsonizer.jsonizer", "--input_filename",
                     str(exported / "gpt.4.et"), "--output_filename", str(output)], check=True, timeout=300)
-    _, nodes = _decode(exported / "gpt.4.et")
+    _, nodes = decode_et(exported / "gpt.4.et")
     text = output.read_text()
     assert text.count('"COMM_SEND_NODE"') == sum(node.type == et_def_pb2.COMM_SEND_NODE for node in nodes) == 16
 
@@ -190,7 +180,7 @@ def test_overlapped_buckets_round_trip_too(tmp_path) -> None:
 
 
 def _rewrite(path: Path, keep) -> None:
-    header, nodes = _decode(path)
+    header, nodes = decode_et(path)
     with path.open("wb") as handle:
         encodeMessage(handle, header)
         for node in nodes:
@@ -236,7 +226,7 @@ def test_interleaved_pipeline_sends_and_receives_pair_up(tmp_path, p2p) -> None:
     row = ddlsim.run([*overlap, "training.chakra=true"], output_dir=tmp_path).rows[0]
     sends, receives = Counter(), Counter()
     for rank in range(RANKS):
-        _, nodes = _decode(Path(row["chakra_dir"]) / f"gpt.{rank}.et")
+        _, nodes = decode_et(Path(row["chakra_dir"]) / f"gpt.{rank}.et")
         for node in nodes:
             attrs = _attrs(node)
             if node.type == et_def_pb2.COMM_SEND_NODE:

@@ -23,8 +23,8 @@ from ddlsim.network.placement import Placement
 from ddlsim.training.contended import place_jobs
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import CollectiveTimer
-from ddlsim.training.run import _lone_rank as lone_rank
-from ddlsim.types import CollectiveCall, CollectiveEstimate
+from ddlsim.training.run import estimator_timer
+from ddlsim.types import CollectiveCall
 
 TAIL_PERCENTILE = 99.0
 
@@ -56,14 +56,7 @@ class _PlacedEstimator(CollectiveEstimator):
 
 def placed_network_timer(fabric, algorithm, reduction, placement: Placement) -> CollectiveTimer:
     """`ddlsim.training.run.network_timer`, with every call of the job priced at `placement`."""
-    estimator = _PlacedEstimator(fabric, algorithm, reduction, placement)
-
-    def timer(call: CollectiveCall) -> CollectiveEstimate:
-        if call.group.size == 1:
-            return lone_rank(call, fabric)
-        return estimator.estimate_call(call)
-
-    return timer
+    return estimator_timer(_PlacedEstimator(fabric, algorithm, reduction, placement), fabric)
 
 
 @dataclass(frozen=True)

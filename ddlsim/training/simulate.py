@@ -157,16 +157,10 @@ def placed(graph: IterationGraph, settings: TrainingSettings, fabric: Any, *, ca
     setting), else each at its isolated price."""
     if fabric is None or not settings.contention or not (captured or settings.overlap is not Overlap.NONE):
         return place(graph)
+    from ddlsim.network.contention.model import contention_model
     from ddlsim.training.contended import place_contended
 
     return place_contended(graph, contention_model(fabric))
-
-
-def contention_model(fabric: Any) -> Any:
-    """The fabric's declared resources and each call's demand on them, as the timeline needs them."""
-    from ddlsim.network.contention.model import contention_model as build
-
-    return build(fabric)
 
 
 def iteration_summary(workload: Workload, pricer: Pricer, settings: TrainingSettings,

@@ -132,11 +132,6 @@ class FluidNetwork:
     def busy(self) -> bool:
         return bool(self._pending or self._active)
 
-    def next_event_s(self) -> float:
-        """When the next activity starts or finishes at the current rates (inf when idle)."""
-        start = self._pending[0][0] if self._pending else np.inf
-        return min(start, self._next_finish_s())
-
     def _next_finish_s(self) -> float:
         best = np.inf
         for item in self._active.values():

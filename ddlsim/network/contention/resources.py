@@ -57,50 +57,41 @@ class SharedResources:
     names: tuple[str, ...]
     cut_offsets: tuple[int, ...]
     bisection_offset: int | None
+    kinds: np.ndarray
+    """The kind of every resource (node egress 0, node ingress 1, each cut's egress and ingress,
+    then the bisection's two directions): resources of one kind have one capacity."""
 
     @classmethod
     def of(cls, fabric: Fabric) -> SharedResources:
         nodes = fabric.num_nodes
-        parts = [np.full(nodes, fabric.node_egress_bps()), np.full(nodes, fabric.node_ingress_bps())]
+        blocks = [(nodes, fabric.node_egress_bps()), (nodes, fabric.node_ingress_bps())]
         names = ["node egress", "node ingress"]
         offsets = []
         offset = 2 * nodes
         for cut in fabric.domain_cuts():
             count = -(-nodes // cut.size_nodes)
             offsets.append(offset)
-            parts += [np.full(count, cut.egress_bps), np.full(count, cut.ingress_bps)]
+            blocks += [(count, cut.egress_bps), (count, cut.ingress_bps)]
             names += [f"{cut.size_nodes}-node domain egress", f"{cut.size_nodes}-node domain ingress"]
             offset += 2 * count
         bisection = fabric.bisection_bps()
         bisection_offset = None
         if bisection:
             bisection_offset = offset
-            parts.append(np.full(2, float(bisection)))
+            blocks += [(1, float(bisection)), (1, float(bisection))]
             names += ["bisection"]
-        return cls(fabric, np.concatenate(parts).astype(np.float64), tuple(names), tuple(offsets), bisection_offset)
+        capacity = np.concatenate([np.full(count, value, dtype=np.float64) for count, value in blocks])
+        kinds = np.repeat(np.arange(len(blocks)), [count for count, _ in blocks])
+        return cls(fabric, capacity, tuple(names), tuple(offsets), bisection_offset, kinds)
 
     @property
     def size(self) -> int:
         return int(self.capacity_bps.size)
 
-    def kinds(self) -> np.ndarray:
-        """The kind of every resource (node egress 0, node ingress 1, each cut's egress and ingress,
-        then the bisection's two directions): resources of one kind have one capacity."""
-        nodes = self.fabric.num_nodes
-        parts = [np.zeros(nodes, dtype=np.int64), np.ones(nodes, dtype=np.int64)]
-        for index, cut in enumerate(self.fabric.domain_cuts()):
-            count = -(-nodes // cut.size_nodes)
-            parts += [np.full(count, 2 + 2 * index), np.full(count, 3 + 2 * index)]
-        if self.bisection_offset is not None:
-            last = 2 + 2 * len(self.cut_offsets)
-            parts.append(np.array([last, last + 1]))
-        return np.concatenate(parts)
-
     def kind_capacity_bps(self) -> np.ndarray:
         """The capacity of each kind (`kinds`)."""
-        kinds = self.kinds()
-        capacity = np.zeros(int(kinds.max()) + 1)
-        capacity[kinds] = self.capacity_bps
+        capacity = np.zeros(int(self.kinds.max()) + 1)
+        capacity[self.kinds] = self.capacity_bps
         return capacity
 
     def collapse(self, demand: Demand) -> Demand:
@@ -110,21 +101,13 @@ class SharedResources:
         tile the job), the busiest resource of a kind stands for all of them, and concurrent
         collectives meet there; where loads differ, assuming that their busiest resources
         coincide can only overstate contention, never understate a bound."""
-        kinds = self._kinds_memo()
         if demand.resources.size == 0:
             return demand
-        kind = kinds[demand.resources]
-        most = np.zeros(int(kinds.max()) + 1)
+        kind = self.kinds[demand.resources]
+        most = np.zeros(int(self.kinds.max()) + 1)
         np.maximum.at(most, kind, demand.bits)
         used = np.flatnonzero(most > 0)
         return Demand(used, most[used])
-
-    def _kinds_memo(self) -> np.ndarray:
-        kinds = self.__dict__.get("_kinds")
-        if kinds is None:
-            kinds = self.kinds()
-            object.__setattr__(self, "_kinds", kinds)
-        return kinds
 
     def demand(self, op: CollectiveOp | str, size_bytes: int, layout: GroupLayout, root: int = 0,
                placement: Placement | None = None) -> Demand:

@@ -36,7 +36,7 @@ def test_resources_are_the_bounds_capacities(name):
     for cut in fabric.domain_cuts():
         assert described[f"{cut.size_nodes}-node domain egress"] == cut.egress_bps
     assert (described.get("bisection") or None) == fabric.bisection_bps()
-    assert shared.kind_capacity_bps()[shared.kinds()].tolist() == shared.capacity_bps.tolist()
+    assert shared.kind_capacity_bps()[shared.kinds].tolist() == shared.capacity_bps.tolist()
 
 
 @pytest.mark.parametrize("name", FABRICS)

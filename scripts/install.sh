@@ -71,16 +71,6 @@ if [[ -n "$wheel" ]]; then
 else
     pip_install --no-deps -e .
 fi
-# MLCommons Chakra (docs/chakra.md) for the dev extra: the index's `chakra` is another project, so
-# it comes from the vendored copy beside the checkout (../shared/vendor/chakra) when there is one.
-chakra_source="$PWD/../shared/vendor/chakra"
-if [[ -z "$wheel" && " $* " == *" dev "* ]]; then
-    if [[ -d "$chakra_source" ]]; then
-        pip_install --no-deps "$chakra_source" protobuf
-    else
-        echo "install.sh: no $chakra_source; the Chakra tests will be skipped (docs/chakra.md says how to install it)"
-    fi
-fi
 # SimGrid 4.1 (docs/contention.md), the flow-level reference the contention tests compare with, for
 # the dev extra: built from source (about 10 minutes on 2 cores; it needs a C++ compiler and Boost).
 if [[ -z "$wheel" && " $* " == *" dev "* ]] && ! python -m pip show --quiet simgrid >/dev/null 2>&1; then

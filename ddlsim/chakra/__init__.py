@@ -8,8 +8,8 @@
   any capture on any fabric and device (``model=chakra model.trace=...``); ETs written from an
   analytic workload come back as its graph (an `AnalyticTrace`).
 
-Chakra's Python package is optional (`schema.require_chakra` says how to install it); nothing
-here is imported by the main job. docs/chakra.md has the field mapping and the limits.
+The schema is ddlsim's own (`et_def.proto`, wire-compatible with MLCommons Chakra's); nothing
+here is imported by the main job. docs/chakra.md has the field conventions and the limits.
 """
 
 from __future__ import annotations

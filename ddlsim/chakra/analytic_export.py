@@ -39,14 +39,17 @@ from pathlib import Path
 from typing import Any
 
 from ddlsim.chakra.graph_records import op_record, workload_record
+from ddlsim.chakra.protoio import write_message
 from ddlsim.chakra.schema import (
     ANALYTIC_ATTR,
-    COMM_GROUPS_FILE,
     COMM_TYPES,
+    ET,
     OP_ATTR,
     SCHEMA_VERSION,
     STAGE_ATTR,
-    require_chakra,
+    GroupIds,
+    chakra_comm_size,
+    compute_ops,
 )
 from ddlsim.errors import ConfigError
 from ddlsim.training.graph import IterationGraph, Op, OpKind
@@ -133,16 +136,15 @@ class RankLayout:
 class _RankWriter:
     """The Chakra nodes of one rank."""
 
-    def __init__(self, et: Any, layout: RankLayout, records: dict[int, str], groups: dict[tuple[int, ...], int],
-                 rank: int) -> None:
-        self.et, self.layout, self.records, self.groups, self.rank = et, layout, records, groups, rank
+    def __init__(self, layout: RankLayout, records: dict[int, str], groups: GroupIds, rank: int) -> None:
+        self.layout, self.records, self.groups, self.rank = layout, records, groups, rank
         self.stage = layout.stage_of(rank)
         self.nodes: list[Any] = []
         self.last_of: dict[int, int] = {}  # op index -> its last node
         self.last_on_stream: dict[str, int] = {}
 
     def _node(self, name: str, node_type: int, stream: str, data_deps: list[int]) -> Any:
-        node = self.et.Node(id=len(self.nodes), name=name, type=node_type)
+        node = ET.Node(id=len(self.nodes), name=name, type=node_type)
         node.data_deps.extend(data_deps)
         previous = self.last_on_stream.get(stream)
         if previous is not None and previous not in data_deps:
@@ -158,7 +160,7 @@ class _RankWriter:
         peer = self.rank + (send.stage - self.stage) * self.layout.stage_ranks
         received = []
         for execution in range(send.executions):
-            node = self._node(f"{send.label}:recv" + (f"#{execution}" if execution else ""), self.et.COMM_RECV_NODE,
+            node = self._node(f"{send.label}:recv" + (f"#{execution}" if execution else ""), ET.COMM_RECV_NODE,
                               stream, [])
             node.attr.add(name="comm_src", int32_val=peer)
             node.attr.add(name="comm_size", int64_val=send.task.size_bytes)
@@ -180,10 +182,12 @@ class _RankWriter:
             name = op.label + (f"#{execution}" if execution else "")
             if op.kind is OpKind.COMPUTE:
                 assert isinstance(op.task, ComputeTask) and isinstance(op.estimate, ComputeEstimate)
-                node = self._node(name, self.et.COMP_NODE, op.stream, waits)
+                node = self._node(name, ET.COMP_NODE, op.stream, waits)
                 node.duration_micros = round(op.estimate.time_s * MICROSECONDS)
-                node.attr.add(name="num_ops", int64_val=round(op.task.flop))
-                node.attr.add(name="tensor_size", uint64_val=round(op.task.memory_bytes))
+                moved = round(op.task.memory_bytes)
+                node.attr.add(name="num_ops", int64_val=compute_ops(op.task.flop, moved,
+                                                                    op.task.signature.precision.value))
+                node.attr.add(name="tensor_size", uint64_val=moved)
                 node.attr.add(name="op_type", string_val=op.task.name)
             else:
                 node = self._collective(op, name, waits)
@@ -196,15 +200,14 @@ class _RankWriter:
         call = op.task
         assert isinstance(call, CollectiveCall)
         if call.op is CollectiveOp.SEND_RECV:
-            node = self._node(name, self.et.COMM_SEND_NODE, op.stream, waits)
+            node = self._node(name, ET.COMM_SEND_NODE, op.stream, waits)
             node.attr.add(name="comm_dst", int32_val=self.layout.send_peer(op, self.rank))
             node.attr.add(name="comm_tag", int32_val=op.index)
         else:
-            node = self._node(name, self.et.COMM_COLL_NODE, op.stream, waits)
-            node.attr.add(name="comm_type", int64_val=getattr(self.et, COMM_TYPES[call.op.value]))
-            group = self.layout.group(op, self.rank)
-            node.attr.add(name="pg_name", string_val=str(self.groups.setdefault(group, len(self.groups))))
-        node.attr.add(name="comm_size", int64_val=call.size_bytes)
+            node = self._node(name, ET.COMM_COLL_NODE, op.stream, waits)
+            node.attr.add(name="comm_type", int64_val=getattr(ET, COMM_TYPES[call.op.value]))
+            node.attr.add(name="pg_name", string_val=self.groups.id_of(self.layout.group(op, self.rank)))
+        node.attr.add(name="comm_size", int64_val=chakra_comm_size(call.op.value, call.size_bytes, call.group.size))
         return node
 
 
@@ -217,7 +220,6 @@ def write_workload_chakra(workload: Workload, graph: IterationGraph, directory: 
         raise ConfigError("ranks", ranks, "must be 'all' or 'stages'")
     if not len(graph):
         raise ConfigError("chakra.export", workload.name, "has an empty iteration graph; nothing to export")
-    et, encode, _ = require_chakra()
     layout = RankLayout(workload, graph)
     header_record = json.dumps(workload_record(workload, settings or TrainingSettings(), layout.stages, len(graph)),
                                sort_keys=True)
@@ -225,25 +227,24 @@ def write_workload_chakra(workload: Workload, graph: IterationGraph, directory: 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     chosen = range(workload.num_ranks) if ranks == "all" else range(0, workload.num_ranks, layout.stage_ranks)
-    groups: dict[tuple[int, ...], int] = {}
+    groups = GroupIds()
     written = []
     for rank in chosen:
-        writer = _RankWriter(et, layout, records, groups, rank)
+        writer = _RankWriter(layout, records, groups, rank)
         for op in layout.ops_of[writer.stage]:
             writer.add(op)
         for send in layout.trailing.get(writer.stage, ()):
             writer.receive(graph.ops[send], layout.ops_of[writer.stage][-1].stream)
         path = directory / f"{workload.name}.{rank}.et"
         with path.open("wb") as handle:
-            header = et.GlobalMetadata(version=SCHEMA_VERSION)
+            header = ET.GlobalMetadata(version=SCHEMA_VERSION)
             header.attr.add(name=ANALYTIC_ATTR, string_val=header_record)
             header.attr.add(name=STAGE_ATTR, int64_val=writer.stage)
-            encode(handle, header)
+            write_message(handle, header)
             for node in writer.nodes:
-                encode(handle, node)
+                write_message(handle, node)
         written.append(path)
-    (directory / COMM_GROUPS_FILE).write_text(json.dumps({str(index): list(group) for group, index in groups.items()},
-                                                         indent=1))
+    groups.write(directory)
     return written
 
 

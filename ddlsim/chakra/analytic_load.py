@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ddlsim.capture.simulation import ProgramResult
+from ddlsim.chakra.checks import check_graph
+from ddlsim.chakra.files import attribute, read_et
 from ddlsim.chakra.graph_records import FORMAT, compute_estimate_of, settings_of, task_of, workload_of
-from ddlsim.chakra.load import read_et
-from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR, attribute_value
+from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR
 from ddlsim.errors import ConfigError, InfeasibleError
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph, OpKind
@@ -106,10 +107,6 @@ class AnalyticTrace:
                                      ranks=ranks)
 
 
-def _text(message: Any, name: str) -> Any:
-    return next((attribute_value(attribute) for attribute in message.attr if attribute.name == name), None)
-
-
 def _json(text: str, key: str, file: Path, what: str) -> Any:
     try:
         return json.loads(text)
@@ -120,7 +117,7 @@ def _json(text: str, key: str, file: Path, what: str) -> Any:
 def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> AnalyticTrace:
     """The `AnalyticTrace` of files that `analytic_export` wrote (`load.load_chakra` calls this):
     every file's header must be the same export's; the first rank of each stage holds its ops."""
-    text = _text(read_et(files[0], header_only=True)[0], ANALYTIC_ATTR)
+    text = attribute(read_et(files[0], header_only=True)[0], ANALYTIC_ATTR)
     header = _json(text, key, files[0], "workload")
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else None
@@ -133,11 +130,12 @@ def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> Analyti
     records: dict[int, dict[str, Any]] = {}
     for rank, file in enumerate(files):
         file_header, nodes = read_et(file, header_only=rank % stage_ranks != 0)
-        if _text(file_header, ANALYTIC_ATTR) != text or _text(file_header, STAGE_ATTR) != rank // stage_ranks:
+        check_graph(file, nodes)
+        if attribute(file_header, ANALYTIC_ATTR) != text or attribute(file_header, STAGE_ATTR) != rank // stage_ranks:
             raise ConfigError(key, str(file), f"is not rank {rank} of the export {files[0].name} belongs to; export "
                                               "every rank again (write_workload_chakra)")
         for node in nodes:
-            record_text = _text(node, OP_ATTR)
+            record_text = attribute(node, OP_ATTR)
             if record_text is not None:
                 record = _json(record_text, key, file, f"op (node {node.id})")
                 records[int(record["index"])] = record

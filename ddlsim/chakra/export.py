@@ -1,39 +1,51 @@
 """A captured program as Chakra execution traces: one ``<name>.<rank>.et`` file per rank.
 
 Every rank's file holds the records of the captured rank that stands for it (its pipeline
-stage's), in program order, as Chakra nodes:
+stage's), in program order, as Chakra nodes, with that rank's own groups and peers:
 
-- compute -> ``COMP_NODE`` with ``num_ops`` (FLOPs), ``tensor_size`` (bytes read + written) and
-  ``op_type`` (the torch op); no duration, so ASTRA-sim's roofline prices it;
-- a collective -> ``COMM_COLL_NODE`` with ``comm_type``, ``comm_size`` (bytes per rank, the
-  nccl-tests convention) and ``pg_name`` (the process group: mesh dimension label, size, stride);
+- compute -> ``COMP_NODE`` with ``num_ops`` (FLOPs; for ops of no FLOPs, such as copies and
+  elementwise ops, one operation per element moved), ``tensor_size`` (bytes read + written) and
+  ``op_type`` (the torch op), which ASTRA-sim's roofline prices;
+- a collective -> ``COMM_COLL_NODE`` with ``comm_type``, ``comm_size`` (Chakra's convention:
+  `schema.chakra_comm_size`) and ``pg_name``: the id of the rank's own group, numbered from 1
+  (`schema.GroupIds`; ``comm_group.json`` beside the files maps ids to ranks);
 - a point-to-point send or receive -> ``COMM_SEND_NODE`` / ``COMM_RECV_NODE`` with
-  ``comm_src``, ``comm_dst`` and ``comm_size``;
+  ``comm_src``, ``comm_dst`` (the rank's own peer), ``comm_size`` and ``comm_tag`` (the
+  exchange's sequence number between the two ranks, the same on both sides);
 - dependencies: the record's own waits as ``data_deps``, the previous node of the same stream as a
   ``ctrl_deps`` (streams run in order).
 
-Each node also carries its whole record as JSON (``ddlsim.record``) and the file's
+Each node also carries its captured record as JSON (``ddlsim.record``) and each file's
 GlobalMetadata the program's metadata, so that `load.load_chakra` rebuilds the program exactly.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ddlsim.capture.pricing import TIMED_OP
+from ddlsim.chakra.protoio import write_message, write_serialized
 from ddlsim.chakra.schema import (
     CAPTURED_RANK_ATTR,
     COMM_TYPES,
+    ET,
     METADATA_ATTR,
     RECORD_ATTR,
     SCHEMA_VERSION,
-    require_chakra,
+    GroupIds,
+    chakra_comm_size,
+    compute_ops,
 )
 from ddlsim.errors import ConfigError
+from ddlsim.types import GroupLayout
+
+MICROSECONDS = 1e6
 
 
 def _plain(value: Any) -> Any:
@@ -57,29 +69,59 @@ def captured_rank_of(program: Any, rank: int) -> int:
     return ranks[(rank // inner) % len(ranks)]
 
 
-def _nodes(et: Any, events: pd.DataFrame) -> list[Any]:
-    nodes, last_on_stream = [], {}
+def group_of(record: dict[str, Any], rank: int, captured: int, world: int) -> tuple[int, ...]:
+    """The ranks of `rank`'s group for a collective that captured rank `captured` recorded: the group
+    of the same layout that holds `rank`, or, where the captured group is not one of a regular
+    tiling, the captured group moved by ``rank - captured``."""
+    size, stride, num_ranks = int(record["group_size"]), int(record["group_stride"]), int(record["group_num_ranks"])
+    first = int(record["group_first_rank"])
+    captured_group = tuple(first + member * stride for member in range(size))
+    if record["group_regular"] and max(rank, captured) < num_ranks:
+        layout = GroupLayout(size, stride, num_ranks)
+        if layout.ranks(layout.position(captured)[0]) == captured_group:
+            return layout.ranks(layout.position(rank)[0])
+    return tuple(sorted((member + rank - captured) % world for member in captured_group))
+
+
+class _Template:
+    """One record's node, built once per captured rank; a collective's group or a send's peer is
+    set per rank before the node is written."""
+
+    def __init__(self, record: dict[str, Any], node: Any, rank_attr: Any | None) -> None:
+        self.record, self.node, self.rank_attr = record, node, rank_attr
+        self.fixed = None if rank_attr is not None else node.SerializeToString()
+
+
+def _templates(events: pd.DataFrame) -> list[_Template]:
+    templates, last_on_stream, exchanges = [], {}, Counter()
     columns = list(events.columns)
     for row in events.itertuples(index=False):
         record = {column: _plain(value) for column, value in zip(columns, row, strict=True)}
-        node = et.Node(id=int(record["index"]), name=f"{record['op']}:{record['module'] or 'step'}")
+        node = ET.Node(id=int(record["index"]), name=f"{record['op']}:{record['module'] or 'step'}")
+        rank_attr = None
         if record["kind"] == "compute":
-            node.type = et.COMP_NODE
-            node.attr.add(name="num_ops", int64_val=int(round(record["flop"])))
-            node.attr.add(name="tensor_size", uint64_val=int(record["read_bytes"]) + int(record["write_bytes"]))
-            node.attr.add(name="op_type", string_val=str(record["op"]))
+            node.type = ET.COMP_NODE
+            moved = int(record["read_bytes"]) + int(record["write_bytes"])
+            if record["op"] == TIMED_OP:  # a foreign node of a duration only (load.py): its duration
+                node.duration_micros = round(record["flop"] * MICROSECONDS)
+            else:
+                node.attr.add(name="num_ops", int64_val=compute_ops(record["flop"], moved, record["dtype"]))
+            node.attr.add(name="tensor_size", uint64_val=moved)
+            node.attr.add(name="op_type", string_val=str(record["torch_op"] or record["op"]))
         elif record["op"] == "send_recv":
-            node.type = et.COMM_RECV_NODE if record["receives"] else et.COMM_SEND_NODE
+            receives = bool(record["receives"])
+            node.type = ET.COMM_RECV_NODE if receives else ET.COMM_SEND_NODE
             node.attr.add(name="comm_size", int64_val=int(record["size_bytes"]))
-            peer_key = "comm_src" if record["receives"] else "comm_dst"
-            node.attr.add(name=peer_key, int32_val=int(record["peer"]))
-            node.attr.add(name="comm_tag", int32_val=0)
+            rank_attr = node.attr.add(name="comm_src" if receives else "comm_dst", int32_val=int(record["peer"]))
+            key = (int(record["peer"]), receives)
+            node.attr.add(name="comm_tag", int32_val=exchanges[key])
+            exchanges[key] += 1
         elif record["op"] in COMM_TYPES:
-            node.type = et.COMM_COLL_NODE
-            node.attr.add(name="comm_type", int64_val=getattr(et, COMM_TYPES[record["op"]]))
-            node.attr.add(name="comm_size", int64_val=int(record["size_bytes"]))
-            node.attr.add(name="pg_name", string_val=f"{record['group_label'] or 'group'}:{record['group_size']}"
-                                                     f"x{record['group_stride']}")
+            node.type = ET.COMM_COLL_NODE
+            node.attr.add(name="comm_type", int64_val=ET.CollectiveCommType.Value(COMM_TYPES[record["op"]]))
+            node.attr.add(name="comm_size", int64_val=chakra_comm_size(record["op"], int(record["size_bytes"]),
+                                                                      int(record["group_size"])))
+            rank_attr = node.attr.add(name="pg_name", string_val="")
         else:
             raise ConfigError("chakra.export", record["op"], "has no Chakra node type")
         node.attr.add(name="is_cpu_op", bool_val=False)
@@ -89,30 +131,43 @@ def _nodes(et: Any, events: pd.DataFrame) -> list[Any]:
         if previous is not None and previous not in record["deps"]:
             node.ctrl_deps.append(previous)
         last_on_stream[record["stream"]] = int(record["index"])
-        nodes.append(node)
-    return nodes
+        templates.append(_Template(record, node, rank_attr))
+    return templates
+
+
+def _rank_bytes(template: _Template, rank: int, captured: int, world: int, groups: GroupIds) -> bytes:
+    if template.fixed is not None:
+        return template.fixed
+    record = template.record
+    if record["op"] == "send_recv":
+        template.rank_attr.int32_val = (int(record["peer"]) + rank - captured) % world
+    else:
+        template.rank_attr.string_val = groups.id_of(group_of(record, rank, captured, world))
+    return template.node.SerializeToString()
 
 
 def write_chakra(program: Any, directory: str | Path, *, ranks: str = "all") -> list[Path]:
-    """Write `program` as Chakra ETs into `directory`: every rank (``ranks="all"``, what ASTRA-sim
-    runs) or only the captured ranks (``"captured"``). Returns the files written."""
+    """Write `program` as Chakra ETs into `directory`, with ``comm_group.json``: every rank
+    (``ranks="all"``, what ASTRA-sim runs) or only the captured ranks (``"captured"``). Returns the
+    ET files written."""
     if ranks not in ("all", "captured"):
         raise ConfigError("ranks", ranks, "must be 'all' or 'captured'")
-    et, encode, _ = require_chakra()
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     metadata = json.dumps(program.metadata() | {"replays": []}, sort_keys=True)
-    nodes = {rank: _nodes(et, program.rank_events(rank)) for rank in program.ranks}
-    written = []
-    for rank in (range(program.num_ranks) if ranks == "all" else sorted(program.ranks)):
+    templates = {rank: _templates(program.rank_events(rank)) for rank in program.ranks}
+    world, groups, written = program.num_ranks, GroupIds(), []
+    for rank in (range(world) if ranks == "all" else sorted(program.ranks)):
         captured = captured_rank_of(program, rank)
+        header = ET.GlobalMetadata(version=SCHEMA_VERSION)
+        header.attr.add(name=METADATA_ATTR, string_val=metadata)
+        header.attr.add(name=CAPTURED_RANK_ATTR, int64_val=captured)
         path = directory / f"{program.name}.{rank}.et"
         with path.open("wb") as handle:
-            header = et.GlobalMetadata(version=SCHEMA_VERSION)
-            header.attr.add(name=METADATA_ATTR, string_val=metadata)
-            header.attr.add(name=CAPTURED_RANK_ATTR, int64_val=captured)
-            encode(handle, header)
-            for node in nodes[captured]:
-                encode(handle, node)
+            write_message(handle, header)
+            for template in templates[captured]:
+                write_serialized(handle, _rank_bytes(template, rank, captured, world, groups))
         written.append(path)
+    groups.write(directory)
     return written
+

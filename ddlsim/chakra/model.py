@@ -6,7 +6,7 @@
 traces are read once per process and priced by the capture's path (`ddlsim.capture.simulation`),
 so rows, columns and ``trace.json`` are those of ``model=program``. Traces that ddlsim wrote from
 an analytic model come back as its iteration graph and are priced as that model is
-(`analytic_load`). This module does not import Chakra; reading the traces does.
+(`analytic_load`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class ChakraModel(ProgramModel):
 
     @classmethod
     def from_config(cls, config: ChakraConfig) -> ChakraModel:
-        from ddlsim.chakra.load import trace_files
+        from ddlsim.chakra.files import trace_files
 
         # No trace yet is a model that cannot run: it builds (as every option of the group does) and
         # says what is missing when a run needs the program.

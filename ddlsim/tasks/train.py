@@ -99,7 +99,8 @@ def summarize_row(row: Row) -> str:
         f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share}){bubble}",
         f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])} ({format_number(row['num_steps'])} steps)",
         f"  throughput         {format_number(row['samples_per_s'])} samples/s",
-        f"  compute source     {row['compute_source']} on {row['compute_device']}",
+        "  compute source     " + (f"{row['compute_source']} on {row['compute_device']}" if row["compute_source"]
+                                     else "none (the run has no compute)"),
     ]
     if "comm_alone_time_s" in row:  # concurrent collectives shared the fabric (network.contention=on)
         alone, shared = row["comm_alone_time_s"], row["comm_time_s"]

@@ -7,7 +7,7 @@
    DP buckets): `simulate_training` with contention off and on, warm (price caches filled by one
    run first), median over `--repeats`; the iteration and exposed communication with each.
    Target: at most 1 s with contention.
-2. The ramp_megatron sweep in this process (`ddlsim.sweep_inprocess.run_sweep`) with
+2. The ramp_megatron sweep in this process (`ddlsim.app.sweep.inprocess.run_sweep`) with
    ``network.contention=off`` and ``on``, as shipped (``training.overlap=none``) and with
    ``training.overlap=dp_backward``; median over `--repeats` after one warm-up. Target: on at
    most twice off.
@@ -30,7 +30,7 @@ def iteration_case(gpus: int, repeats: int) -> None:
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
     from ddlsim.network.api import make_fabric
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.training import Pricer, TrainingSettings, simulate_training
     from ddlsim.training.run import compute_timer, network_timer, reduction_model
     from ddlsim.workload.parallel import ParallelConfig
@@ -54,7 +54,7 @@ def iteration_case(gpus: int, repeats: int) -> None:
 
 
 def sweep_case(repeats: int) -> None:
-    from ddlsim.sweep_inprocess import run_sweep
+    from ddlsim.app.sweep.inprocess import run_sweep
 
     for overlap in ("none", "dp_backward"):
         medians = {}

@@ -119,7 +119,7 @@ def main() -> None:
     cases = CASES[:2] if args.tiny else CASES
     if args.tiny:
         args.repeats, args.events = 2, True
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.training import TrainingSettings, simulate_training
     from ddlsim.workload.parallel import ParallelConfig
 

@@ -4,11 +4,11 @@
 
 Compute comes from the shipped profiles and the roofline (nothing is profiled); every job
 builds its workload, prices every collective on its fabric and places the iteration. The
-sweep runs in this process as `ddlsim.sweep_inprocess.run_sweep` does (each fabric's config
+sweep runs in this process as `ddlsim.app.sweep.inprocess.run_sweep` does (each fabric's config
 composed once, each group's object reused while its config is unchanged). Prints the median
 over `--repeats` runs after one warm-up run, and the first run's time, which includes importing
 torch and the rooms. `--cli` also times `ddlsim experiment=ramp_megatron` once as a subprocess
-(basic launcher, report included; the sweeper composes once per fabric, `ddlsim.sweep_compose`)
+(basic launcher, report included; the sweeper composes once per fabric, `ddlsim.app.sweep.compose`)
 and prints its wall time, its CPU time (user + system, as ``/usr/bin/time`` reports them) and
 peak resident memory (the largest child's maximum RSS). Targets: the command in 5 s of CPU or
 less (issue 22), peak RSS 1 GB or less (issue 15), on 2 cores.
@@ -35,7 +35,7 @@ def main() -> int:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    from ddlsim.sweep_inprocess import run_sweep
+    from ddlsim.app.sweep.inprocess import run_sweep
 
     frame = run_sweep(OVERRIDES)
     first_s = time.perf_counter() - started
@@ -53,7 +53,7 @@ def main() -> int:
           f"(min {min(times):.2f} s, max {max(times):.2f} s)")
     if args.cli:
         with tempfile.TemporaryDirectory() as scratch:
-            command = [sys.executable, "-m", "ddlsim.cli", *OVERRIDES, f"hydra.sweep.dir={Path(scratch) / 'sweep'}"]
+            command = [sys.executable, "-m", "ddlsim.app.cli", *OVERRIDES, f"hydra.sweep.dir={Path(scratch) / 'sweep'}"]
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             result = subprocess.run(command, capture_output=True, text=True)

@@ -37,7 +37,7 @@ def build_search(fabric_name: str):
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
     from ddlsim.network.api import make_fabric
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.tasks.search import PlanSearch
     from ddlsim.tasks.search_space import SearchSpace
     from ddlsim.training import TrainingSettings
@@ -70,7 +70,7 @@ def warm(args: argparse.Namespace) -> None:
 
 
 def cold() -> None:
-    command = [sys.executable, "-m", "ddlsim.cli", "-m", "experiment=search", "fabric=ramp,superpod", "model=hf",
+    command = [sys.executable, "-m", "ddlsim.app.cli", "-m", "experiment=search", "fabric=ramp,superpod", "model=hf",
                "model.config=llama3_70b"]
     with tempfile.TemporaryDirectory() as directory:
         env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -18,7 +18,7 @@ maximum wall time, the time it adds over bare ``python -c pass``, and its ratio 
   Parquet, summary and figures), `--job-repeats` times.
 
 The ``ddlsim`` command is the console script next to this interpreter (else ``python -m
-ddlsim.cli``); set PYTHONPATH to time a checkout other than the installed one. `--importtime`
+ddlsim.app.cli``); set PYTHONPATH to time a checkout other than the installed one. `--importtime`
 also prints the 12 costliest imports (cumulative, ``python -X importtime``) of ``import ddlsim``,
 ``import ddlsim.network`` and ``ddlsim --help``.
 """
@@ -46,7 +46,7 @@ COMPLETION_LINES = ("ddlsim fab", "ddlsim fabric=", "ddlsim fabric=ramp fabric.l
 
 def ddlsim_command() -> list[str]:
     script = Path(sys.executable).with_name("ddlsim")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "ddlsim.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "ddlsim.app.cli"]
 
 
 @dataclass
@@ -135,7 +135,7 @@ def main() -> int:
     if args.importtime:
         for label, command in (("import ddlsim", ["-c", "import ddlsim"]),
                                ("import ddlsim.network", ["-c", "import ddlsim.network"]),
-                               ("ddlsim --help", ["-m", "ddlsim.cli", "--help"])):
+                               ("ddlsim --help", ["-m", "ddlsim.app.cli", "--help"])):
             print(f"\ncostliest imports of {label} (cumulative seconds, python -X importtime):")
             for seconds, name in top_imports(command):
                 print(f"  {seconds:6.3f}  {name}")

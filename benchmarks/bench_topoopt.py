@@ -17,7 +17,7 @@ import statistics
 import time
 import tracemalloc
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, clear_caches, make_fabric
 
 RANKS = 65536

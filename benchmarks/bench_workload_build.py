@@ -14,9 +14,9 @@ import argparse
 import statistics
 import time
 
-from ddlsim.catalog import load_all
-from ddlsim.errors import InfeasibleError
-from ddlsim.registry import MODELS
+from ddlsim.app.catalog import load_all
+from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import MODELS
 from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.ramp_reference import TABLE9, TABLE10

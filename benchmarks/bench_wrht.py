@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ddlsim.catalog import load_all  # noqa: E402
-from ddlsim.errors import InfeasibleError  # noqa: E402
+from ddlsim.app.catalog import load_all  # noqa: E402
+from ddlsim.core.errors import InfeasibleError  # noqa: E402
 from ddlsim.network import CollectiveEstimator, clear_caches, make_fabric  # noqa: E402
 
 ALGORITHMS = ("wrht", "ring", "hring", "binomial_tree", "torus2d", "best")

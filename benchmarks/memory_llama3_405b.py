@@ -13,7 +13,7 @@ import argparse
 
 import ddlsim.workload.models  # noqa: F401  (registers model=hf)
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
-from ddlsim.registry import MODELS
+from ddlsim.core.registry import MODELS
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.parallel import ParallelConfig
 

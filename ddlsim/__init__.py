@@ -8,17 +8,20 @@ light: it never loads torch, torchrec or Hydra. Which room may load what is in C
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
+import sys
 from typing import Any
 
-from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
 
 # public name -> the module that defines it. Add a name here (not an import above) to export it.
 _LAZY: dict[str, str] = {
-    "build_components": "ddlsim.runner",  # composition (Hydra) only for lists of overrides
-    "compose": "ddlsim.runner",
-    "run": "ddlsim.runner",
-    "run_point": "ddlsim.runner",
-    "Session": "ddlsim.session",  # composes with Hydra once per set of group choices
+    "build_components": "ddlsim.app.runner",  # composition (Hydra) only for lists of overrides
+    "compose": "ddlsim.app.runner",
+    "run": "ddlsim.app.runner",
+    "run_point": "ddlsim.app.runner",
+    "Session": "ddlsim.app.session",  # composes with Hydra once per set of group choices
     "ParallelConfig": "ddlsim.workload.parallel",
     "architecture_params": "ddlsim.workload.vision",  # vision loads torch (image models as nn.Modules)
     "gradient_bytes": "ddlsim.workload.vision",
@@ -27,10 +30,37 @@ _LAZY: dict[str, str] = {
     "ReductionModel": "ddlsim.network.reduction",
     "estimate_collective": "ddlsim.network.api",
     "make_fabric": "ddlsim.network.api",
-    "clear_caches": "ddlsim.caches",
+    "clear_caches": "ddlsim.core.caches",
     "simulate": "ddlsim.capture",  # the capture room loads torch when it captures or simulates
     "CapturedProgram": "ddlsim.capture",
 }
+
+# Modules that moved into ddlsim/core and ddlsim/app (docs/architecture.md): the old paths still import,
+# as the same module objects, for code written against them (``from ddlsim.errors import ConfigError``).
+_MOVED: dict[str, str] = {
+    "ddlsim.caches": "ddlsim.core.caches", "ddlsim.datasheets": "ddlsim.core.datasheets",
+    "ddlsim.errors": "ddlsim.core.errors", "ddlsim.files": "ddlsim.core.files", "ddlsim.papers": "ddlsim.core.papers",
+    "ddlsim.registry": "ddlsim.core.registry", "ddlsim.resources": "ddlsim.core.resources",
+    "ddlsim.types": "ddlsim.core.types", "ddlsim.units": "ddlsim.core.units",
+    "ddlsim.cli": "ddlsim.app.cli", "ddlsim.runner": "ddlsim.app.runner", "ddlsim.session": "ddlsim.app.session",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a moved module's old path as its new module (the same object, so one set of caches)."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        return importlib.util.spec_from_loader(fullname, self) if fullname in _MOVED else None
+
+    def create_module(self, spec: Any) -> Any:
+        return importlib.import_module(_MOVED[spec.name])
+
+    def exec_module(self, module: Any) -> None:  # the module ran when it was imported under its new path
+        pass
+
+
+if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())  # before path finders: the old files are gone
 
 __all__ = ["ConfigError", "DdlsimError", "InfeasibleError", "capture", *_LAZY]
 __version__ = "0.1.0"

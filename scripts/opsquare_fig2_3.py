@@ -12,7 +12,7 @@ hydra/launcher=local_parallel` runs the full sweep in parallel and resumably.
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 QUICK = ["task.num_nodes=256", "task.locality=0.0,0.33,0.67", "task.load=0.2,0.6,1.0"]
 

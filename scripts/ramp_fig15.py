@@ -9,7 +9,7 @@ reproductions/ramp_fig15).
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main("ramp_fig15", __doc__))

@@ -10,7 +10,7 @@ results.csv (one row per cell) and side_by_side.csv under DIR (default reproduct
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main("ramp_tables_9_10", __doc__))

@@ -32,7 +32,7 @@ def _sweep_figure(overrides: list[str]) -> Callable[[Path], tuple[pd.DataFrame, 
     """A training sweep's `training_time` figure and the table it plots."""
 
     def make(scratch: Path) -> tuple[pd.DataFrame, Path]:
-        from ddlsim.cli import main
+        from ddlsim.app.cli import main
         from ddlsim.report.plots_training import training_table
 
         sweep = scratch / "sweep"
@@ -59,7 +59,7 @@ def _ramp_group_size(scratch: Path) -> tuple[pd.DataFrame, Path]:
 def _topoopt_fig16(scratch: Path) -> tuple[pd.DataFrame, Path]:
     """TopoOpt Fig. 16 (`experiment=topoopt_fig16`): average and tail iteration time per system and load."""
     from ddlsim.report.references.topoopt_shared import fig16_points
-    from ddlsim.reproduce import reproduce
+    from ddlsim.app.sweep.reproduce import reproduce
 
     result = reproduce("topoopt_fig16", scratch / "fig16", ["task.progress=false"])
     picture = next(path for path in result.report.paths if path.name == "fig16.png")

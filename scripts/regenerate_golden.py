@@ -1,4 +1,4 @@
-"""Regenerate tests/golden/default_experiment.csv from the code (`ddlsim.golden`).
+"""Regenerate tests/golden/default_experiment.csv from the code (`ddlsim.app.golden`).
 
     python scripts/regenerate_golden.py
 
@@ -7,7 +7,7 @@ the commit. Never edit the golden file by hand: tests/test_end_to_end.py compare
 fresh run with it byte for byte.
 """
 
-from ddlsim.golden import regenerate_golden
+from ddlsim.app.golden import regenerate_golden
 
 if __name__ == "__main__":
     print(f"wrote {regenerate_golden()}")

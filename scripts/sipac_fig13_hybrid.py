@@ -10,7 +10,7 @@ narrow or change the sweep.
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main("sipac_fig13", __doc__))

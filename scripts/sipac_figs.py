@@ -10,7 +10,7 @@ reproductions/<experiment>).
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main(["sipac_fig7", "sipac_fig10_11"], __doc__))

@@ -9,7 +9,7 @@ DIR/<experiment> (default reproductions/<experiment>).
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main(["topoopt_fig10", "topoopt_fig17"], __doc__))

@@ -10,7 +10,7 @@ reproductions/<experiment>).
 
 import sys
 
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     sys.exit(reproduce_main(["wrht_fig4", "wrht_fig5", "wrht_fig6"], __doc__))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ddlsim.network.fabrics.optical_ring.section4 import budget_rows, required_snr_text, wavelength_rows
 from ddlsim.report.table import write_rows
-from ddlsim.reproduce import reproduce_main
+from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     status = reproduce_main("wrht_table1", __doc__)

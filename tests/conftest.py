@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlsim.config_store import register_configs
+from ddlsim.app.config_store import register_configs
 
 
 @pytest.fixture(scope="session", autouse=True)

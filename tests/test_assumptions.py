@@ -6,11 +6,11 @@ import pytest
 from omegaconf import OmegaConf
 
 import ddlsim
-from ddlsim.assumptions import apply_assumptions
-from ddlsim.config_store import group_options
-from ddlsim.errors import ConfigError
+from ddlsim.app.assumptions import apply_assumptions
+from ddlsim.app.config_store import group_options
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.api import estimate_collective, make_fabric
-from ddlsim.runner import build_components, compose
+from ddlsim.app.runner import build_components, compose
 from ddlsim.workload.ramp_reference import TABLE9
 
 MEGATRON_CE_1_5 = ["experiment=single", "model=megatron", "model.target_loss=1.5", "fabric=ideal",
@@ -71,7 +71,7 @@ def test_an_entry_set_to_null_is_a_what_if_not_a_switch_with_no_effect() -> None
 
 
 def test_a_sweep_whose_every_job_has_no_effect_ends_with_one_line(tmp_path, capsys) -> None:
-    from ddlsim.cli import EXIT_INVALID, main
+    from ddlsim.app.cli import EXIT_INVALID, main
 
     status = main(["-m", "experiment=single", "fabric=ramp,superpod", "assumptions=sipac_paper", "report.plots=false",
                    f"hydra.sweep.dir={tmp_path}"])
@@ -175,8 +175,8 @@ def test_an_overlay_key_the_schema_lacks_is_a_config_error_naming_it() -> None:
 def test_topoopt_paper_runs_ring_allreduce() -> None:
     overrides = ["experiment=single", "fabric=topoopt", "model=topoopt_dlrm"]
     paper = build_components([*overrides, "assumptions=topoopt_paper"]).algorithm
-    assert paper.name == "per_op" and dict(paper.ops)[ddlsim.types.CollectiveOp.ALL_REDUCE].name == "topoopt_ring"
+    assert paper.name == "per_op" and dict(paper.ops)[ddlsim.core.types.CollectiveOp.ALL_REDUCE].name == "topoopt_ring"
     fat_tree = build_components(["experiment=single", "fabric=topoopt_fat_tree", "model=topoopt_dlrm",
                                  "assumptions=topoopt_paper"]).algorithm
-    assert dict(fat_tree.ops)[ddlsim.types.CollectiveOp.ALL_REDUCE].name == "hierarchical"
+    assert dict(fat_tree.ops)[ddlsim.core.types.CollectiveOp.ALL_REDUCE].name == "hierarchical"
     assert build_components(overrides).algorithm.name == "best"

@@ -1,6 +1,6 @@
 """The `ddlsim` command, as a user runs it: one line for every problem, before any work.
 
-Most tests call the command line's entry in this process (`ddlsim.cli.main`); two run the real
+Most tests call the command line's entry in this process (`ddlsim.app.cli.main`); two run the real
 console process to check what a shell sees.
 """
 
@@ -10,15 +10,15 @@ import sys
 import pandas as pd
 import pytest
 
-from ddlsim.cli import EXIT_INFEASIBLE, EXIT_INVALID, main
-from ddlsim.config_store import GROUPS
+from ddlsim.app.cli import EXIT_INFEASIBLE, EXIT_INVALID, main
+from ddlsim.app.config_store import GROUPS
 
 # The default main job is a sweep (experiment=quickstart); these tests run single collectives.
 SINGLE_COLLECTIVE_RUN = ("experiment=single", "task=collective", "fabric=ideal")
 
 
 def ddlsim(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ddlsim.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ddlsim.app.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ddlsim.cli import main
-from ddlsim.cli_arguments import normalise_arguments
-from ddlsim.config_store import register_configs
+from ddlsim.app.cli import main
+from ddlsim.app.arguments import normalise_arguments
+from ddlsim.app.config_store import register_configs
 
 
 @pytest.fixture(autouse=True)

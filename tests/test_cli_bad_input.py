@@ -1,6 +1,6 @@
 """Generated bad input at the front door: every one ends in one line, a non-zero exit, and no result file.
 
-The command line's entry (`ddlsim.cli.main`) runs in this process: a subprocess costs seconds of
+The command line's entry (`ddlsim.app.cli.main`) runs in this process: a subprocess costs seconds of
 imports per call. `main` restores Hydra's global state after each call (public
 `Singleton.get_state`/`set_state`); the fixture checks that nothing leaks between calls.
 """
@@ -19,7 +19,7 @@ from hydra.core.hydra_config import HydraConfig
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddlsim.cli import EXIT_BROKEN_PIPE, EXIT_INFEASIBLE, EXIT_INVALID, main
+from ddlsim.app.cli import EXIT_BROKEN_PIPE, EXIT_INFEASIBLE, EXIT_INVALID, main
 
 SINGLE = ("experiment=single",)
 ONE_LINE = re.compile(r"^ddlsim: (error|infeasible): \S.*$")
@@ -209,7 +209,7 @@ def test_a_run_directory_that_cannot_be_made_is_one_line(capsys, clean_hydra):
 
 def test_help_into_a_closed_pipe_ends_quietly():
     """`ddlsim --help | head` printed a BrokenPipeError traceback."""
-    process = subprocess.Popen([sys.executable, "-m", "ddlsim.cli", "--help"], stdout=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "ddlsim.app.cli", "--help"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     process.stdout.close()  # the reader leaves before ddlsim has imported, let alone printed
     _, err = process.communicate(timeout=120)

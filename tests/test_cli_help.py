@@ -9,13 +9,13 @@ import pytest
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.singleton import Singleton
 
-from ddlsim.cli import main
-from ddlsim.cli_help import help_overrides
-from ddlsim.config_store import config_dir
+from ddlsim.app.cli import main
+from ddlsim.app.help import help_overrides
+from ddlsim.app.config_store import config_dir
 
 
 def hydra_own_help(capsys, arguments: list[str]) -> str:
-    """What `@hydra.main` prints for ``ddlsim <arguments>`` (the slow path `ddlsim.cli_help` replaces)."""
+    """What `@hydra.main` prints for ``ddlsim <arguments>`` (the slow path `ddlsim.app.help` replaces)."""
     saved_state, saved_argv = Singleton.get_state(), sys.argv
     sys.argv = ["ddlsim", *arguments]
     capsys.readouterr()
@@ -42,7 +42,7 @@ def fast_help(capsys, arguments: list[str]) -> str:
     (["experiment=single", "fabric=superpod", "model=dlrm", "-h"], "fabric:\n  name: superpod"),
 ])
 def test_help_is_hydras_own_text(capsys, arguments, composed):
-    assert help_overrides(arguments) is not None  # answered by ddlsim.cli_help, not by Hydra
+    assert help_overrides(arguments) is not None  # answered by ddlsim.app.help, not by Hydra
     ours = fast_help(capsys, arguments)
     assert "\nfabric: bcube, " in ours and composed in ours
     assert ours == hydra_own_help(capsys, arguments)

@@ -3,8 +3,8 @@
 import pytest
 
 import ddlsim
-from ddlsim.config_store import GROUPS, group_options
-from ddlsim.errors import ConfigError
+from ddlsim.app.config_store import GROUPS, group_options
+from ddlsim.core.errors import ConfigError
 
 OPTIONS = group_options()
 CASES = [(group, option) for group in (*GROUPS, "experiment") for option in OPTIONS[group]]

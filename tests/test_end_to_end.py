@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ddlsim.golden import run_default_experiment
+from ddlsim.app.golden import run_default_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "default_experiment.csv"
@@ -46,7 +46,7 @@ def test_default_experiment_writes_a_real_comparison_with_plots(default_run):
 
 
 def test_in_process_sweep_gives_the_same_rows(default_run, tmp_path):
-    from ddlsim.sweep_inprocess import run_sweep
+    from ddlsim.app.sweep.inprocess import run_sweep
 
     in_process = tmp_path / "in_process.csv"
     run_sweep([]).to_csv(in_process, index=False)

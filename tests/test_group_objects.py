@@ -1,8 +1,8 @@
 """A sweep's jobs reuse the objects of groups whose config is unchanged, and only those."""
 
 import ddlsim
-from ddlsim.group_objects import GroupObjects
-from ddlsim.runner import build_components, run_point
+from ddlsim.app.group_objects import GroupObjects
+from ddlsim.app.runner import build_components, run_point
 
 BASE = ["experiment=single"]
 

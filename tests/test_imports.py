@@ -44,8 +44,8 @@ CASES = {
     "import ddlsim": ("import ddlsim", (*TORCH, *HYDRA, *TABLES, "numpy", "omegaconf")),
     "import ddlsim.network": ("import ddlsim.network", (*TORCH, *HYDRA, *TABLES, "networkx")),
     "a collective price": (PRICE, (*TORCH, *HYDRA, *TABLES)),
-    "complete registries": ("from ddlsim.catalog import load_all\nload_all()\n"
-                            "from ddlsim.registry import MODELS, TASKS\n"
+    "complete registries": ("from ddlsim.app.catalog import load_all\nload_all()\n"
+                            "from ddlsim.core.registry import MODELS, TASKS\n"
                             "assert {'dlrm', 'topoopt', 'hf'} <= set(MODELS.names()) and 'profile' in TASKS",
                             (*TORCH, *HYDRA, *TABLES)),
     "a training run from a mapping": (f"import ddlsim\nresult = ddlsim.run({DEFAULT_TRAINING_RUN!r})\n"
@@ -58,7 +58,7 @@ CASES = {
                                  (*TORCH, *HYDRA)),
     "a composed config": ("import ddlsim\nconfig = ddlsim.compose(['experiment=single', 'fabric=superpod'])\n"
                           "assert config.fabric.name == 'superpod'", (*TORCH, *TABLES)),
-    "ddlsim --help": ("import contextlib, io\nfrom ddlsim.cli import main\n"
+    "ddlsim --help": ("import contextlib, io\nfrom ddlsim.app.cli import main\n"
                       "with contextlib.redirect_stdout(io.StringIO()) as out:\n    assert main(['--help']) == 0\n"
                       "assert 'fabric: ' in out.getvalue()", (*TORCH, *TABLES)),
 }

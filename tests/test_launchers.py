@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from ddlsim.config_store import config_dir, register_configs
+from ddlsim.app.config_store import config_dir, register_configs
 
 
 def launcher_config(name: str, *overrides: str):
@@ -39,7 +39,7 @@ def test_ray_launcher_config_composes():
 
 def test_joblib_runs_a_sweep_in_parallel_worker_processes(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    command = [sys.executable, "-m", "ddlsim.cli", "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
+    command = [sys.executable, "-m", "ddlsim.app.cli", "-m", "hydra/launcher=local_parallel", "hydra.launcher.n_jobs=2",
                "experiment=single", "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -53,7 +53,7 @@ def test_submitit_local_executor_runs_the_sweep(tmp_path):
     # The SLURM code path with submitit's local executor: jobs are pickled, run in fresh
     # processes, and write their rows into the sweep directory.
     sweep_dir = tmp_path / "sweep"
-    command = [sys.executable, "-m", "ddlsim.cli", "-m", "hydra/launcher=submitit_local", "experiment=single",
+    command = [sys.executable, "-m", "ddlsim.app.cli", "-m", "hydra/launcher=submitit_local", "experiment=single",
                "task=collective", "seed=0,1", f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr

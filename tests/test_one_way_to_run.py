@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 import ddlsim
-from ddlsim.cli import main
+from ddlsim.app.cli import main
 from ddlsim.report.results import write_results
-from ddlsim.sweep_inprocess import run_sweep
+from ddlsim.app.sweep.inprocess import run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 # A YAML variant of a fabric (its label differs from its registered name) and of a model.

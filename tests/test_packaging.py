@@ -1,5 +1,5 @@
 """configs/ and profiles/ ship as the package data ddlsim.configs and ddlsim.profiles (pyproject.toml),
-found through `ddlsim.resources`; a built wheel holds every file of both trees and runs from anywhere."""
+found through `ddlsim.core.resources`; a built wheel holds every file of both trees and runs from anywhere."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
-from ddlsim import resources
+from ddlsim.core import resources
 
 ROOT = Path(__file__).resolve().parents[1]
 SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
@@ -155,7 +155,7 @@ def test_the_built_wheel_carries_every_data_file_and_runs_from_another_directory
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     environment = {**os.environ, "PYTHONPATH": str(site)}
-    probe = ("import ddlsim, ddlsim.resources as r; from ddlsim.config_store import group_options; "
+    probe = ("import ddlsim, ddlsim.core.resources as r; from ddlsim.app.config_store import group_options; "
              "print(r.configs_dir()); print(r.profiles_dir()); print(len(group_options()['experiment']))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=elsewhere, env=environment, capture_output=True,
                             text=True, timeout=600, check=True)
@@ -170,7 +170,7 @@ def test_the_built_wheel_carries_every_data_file_and_runs_from_another_directory
                             text=True, timeout=600, check=True)
     assert result.stdout.split() == ["ddlsim.examples.ddp_cnn"]
     # a sweep runs from the wheel: its sweeper plugin was installed with it
-    sweep = subprocess.run([sys.executable, "-m", "ddlsim.cli", "-m", "experiment=single", "task=collective",
+    sweep = subprocess.run([sys.executable, "-m", "ddlsim.app.cli", "-m", "experiment=single", "task=collective",
                             "seed=1,2", f"hydra.sweep.dir={tmp_path / 'sweep'}", "report.plots=false"],
                            cwd=elsewhere, env=environment, capture_output=True, text=True, timeout=600)
     assert sweep.returncode == 0, sweep.stderr

@@ -2,8 +2,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import FABRICS, Registry
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS, Registry
 
 
 @dataclass

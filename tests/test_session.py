@@ -5,7 +5,7 @@ import math
 import pytest
 
 import ddlsim
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 BASE = ["experiment=single"]
 CASES = [

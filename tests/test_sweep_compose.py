@@ -8,10 +8,10 @@ from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
 from omegaconf import OmegaConf
 
-from ddlsim.cli import main
-from ddlsim.config_store import config_dir, register_configs
-from ddlsim.sweep import expand_sweep
-from ddlsim.sweep_compose import ComposeOnceLoader
+from ddlsim.app.cli import main
+from ddlsim.app.config_store import config_dir, register_configs
+from ddlsim.app.sweep.callbacks import expand_sweep
+from ddlsim.app.sweep.compose import ComposeOnceLoader
 
 SWEEP = ["experiment=single", "fabric=ideal,superpod", "model.target_loss=2.5,2.0", "++task.on_infeasible=row"]
 

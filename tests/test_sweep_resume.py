@@ -8,7 +8,7 @@ import time
 
 import pandas as pd
 
-from ddlsim.sweep import DONE_NAME, count_finished, job_finished, mark_job_finished
+from ddlsim.app.sweep.callbacks import DONE_NAME, count_finished, job_finished, mark_job_finished
 
 SEEDS = list(range(6))
 # `seed` is a root key every task accepts; each value is one job with identical rows, so the
@@ -17,7 +17,7 @@ SWEEP = ["-m", "experiment=single", "task=collective", f"seed={','.join(map(str,
 
 
 def ddlsim(*args, sweep_dir, **kwargs):
-    command = [sys.executable, "-m", "ddlsim.cli", *args, f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
+    command = [sys.executable, "-m", "ddlsim.app.cli", *args, f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     return subprocess.run(command, cwd=sweep_dir.parent, capture_output=True, text=True, timeout=600, **kwargs)
 
 
@@ -66,7 +66,7 @@ def test_rerun_after_a_simulated_kill_recomputes_only_the_lost_jobs(tmp_path):
 
 def test_rerun_after_a_real_kill_loses_and_duplicates_nothing(tmp_path):
     sweep_dir = tmp_path / "sweep"
-    command = [sys.executable, "-m", "ddlsim.cli", *SWEEP, f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
+    command = [sys.executable, "-m", "ddlsim.app.cli", *SWEEP, f"hydra.sweep.dir={sweep_dir}", "report.plots=false"]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     deadline = time.monotonic() + 300

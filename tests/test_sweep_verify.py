@@ -1,7 +1,7 @@
 """Sweeps verify their rows: damaged job files are recomputed, a foreign sweep directory is refused,
 a bad point is a row and the sweep goes on (issue 12, findings 6 and 7).
 
-Every sweep runs through the command line's entry in this process (`ddlsim.cli.main`).
+Every sweep runs through the command line's entry in this process (`ddlsim.app.cli.main`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import stat
 import pandas as pd
 import pytest
 
-from ddlsim.cli import EXIT_INVALID, main
+from ddlsim.app.cli import EXIT_INVALID, main
 from ddlsim.report.command import main as report_main
 from ddlsim.report.gather import DEFINITION_NAME, DONE_NAME, inspect_sweep
 

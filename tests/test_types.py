@@ -1,7 +1,7 @@
 import pytest
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import (
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveEstimate,
     CollectiveOp,

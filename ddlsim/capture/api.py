@@ -34,7 +34,7 @@ from ddlsim.capture.moe import expert_load_context
 from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.session import MeshLayout, run_rank
 from ddlsim.capture.throughput import check_declared, declarations
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def resolve_entry(entry: str) -> Callable[..., Any]:

@@ -3,7 +3,7 @@
 Every collective a program issues reaches the dispatcher as one op of the ``c10d`` namespace
 (``torch.distributed.all_reduce`` and friends, DDP's reducer, FSDP2) or of
 ``_c10d_functional`` (DTensor, functional collectives). `describe(func, args, kwargs)` turns
-one such op into a `CollectiveSpec`: the ddlsim op, ``size_bytes`` as `ddlsim.types.CollectiveCall`
+one such op into a `CollectiveSpec`: the ddlsim op, ``size_bytes`` as `ddlsim.core.types.CollectiveCall`
 defines it (all_reduce, reduce_scatter, all_to_all, broadcast, reduce: the input buffer;
 all_gather and gather: the gathered output; scatter: the root's whole input; send/recv: the
 bytes sent), the process group, the root or peer (a rank inside the group) and the output
@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 
 @dataclass

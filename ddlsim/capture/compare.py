@@ -15,7 +15,7 @@ import pandas as pd
 
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
-from ddlsim.types import CollectiveCall, Workload
+from ddlsim.core.types import CollectiveCall, Workload
 
 CallKey = tuple[str, int, int, str]
 

@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
     UnsupportedOperatorException,
 )
 
-from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError, debug_enabled
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError, debug_enabled
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # ddlsim's own frames
 NO_FAKE_TEXTS = ("no fake impl", "there was no fake impl or Meta kernel")

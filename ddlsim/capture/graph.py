@@ -34,10 +34,10 @@ from ddlsim.capture.pricing import OpKey, SegmentPricer
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
 from ddlsim.capture.streams import DEFAULT_STREAM
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
-from ddlsim.types import (
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
     ComputeEstimate,

@@ -1,6 +1,6 @@
 """A process group's ranks as a ddlsim group layout: size, stride and the ranks that tile it.
 
-ddlsim prices every group of one kind at once (`ddlsim.types.GroupLayout`): ``size`` ranks
+ddlsim prices every group of one kind at once (`ddlsim.core.types.GroupLayout`): ``size`` ranks
 spaced ``stride`` apart, repeated over the job. A captured group is one concrete set of global
 ranks; its layout is read from the spacing of those ranks. A device-mesh dimension always has
 even spacing (size = the dimension, stride = the product of the later dimensions). Groups that
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from functools import partial
 from typing import Any
 
 from ddlsim.capture.cache import CAPTURES, file_key
-from ddlsim.errors import ConfigError
-from ddlsim.registry import MODELS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import MODELS
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 _LOAD: list[tuple[float, ...] | None] = [None]
 

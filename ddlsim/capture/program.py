@@ -41,7 +41,7 @@ from ddlsim.capture.records import (
     VALUE_FIELDS,
     OpRecord,
 )
-from ddlsim.errors import ConfigError, debug_cause
+from ddlsim.core.errors import ConfigError, debug_cause
 
 METADATA_KEY = b"ddlsim.capture"
 MERGE_KEYS = ("rank", "op", "size_bytes", "group_size", "group_stride", "group_num_ranks", "group_label", "phase",

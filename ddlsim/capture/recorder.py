@@ -30,7 +30,7 @@ from ddlsim.capture.records import COLLECTIVE, COMPUTE, VALUE_FIELDS, OpRecord
 from ddlsim.capture.replay import encode_arguments
 from ddlsim.capture.streams import Timeline, current_stream_name
 from ddlsim.capture.values import NO_VALUES, Storages, watching_resizes
-from ddlsim.errors import debug_cause
+from ddlsim.core.errors import debug_cause
 
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _PROCESS_GROUP = torch._C._distributed_c10d.ProcessGroup

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ddlsim.capture.program import CapturedProgram
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 
 UNREPLAYABLE = ""
 

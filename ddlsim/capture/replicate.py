@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 
 FORWARD, BACKWARD = "forward", "backward"
 CONTENT = ("kind", "op", "stream", "module", "phase", "dtype", "flop", "read_bytes", "write_bytes", "gemm_m",

@@ -38,7 +38,7 @@ from ddlsim.capture.recorder import Recorder
 from ddlsim.capture.records import OpRecord
 from ddlsim.capture.replicate import Replay, Replicator, replicate_chunks
 from ddlsim.capture.streams import Timeline, patched_runtime
-from ddlsim.errors import ConfigError, DdlsimError, debug_cause
+from ddlsim.core.errors import ConfigError, DdlsimError, debug_cause
 
 SHAPE_INFERENCE = "_propagate_tensor_meta_non_cached"
 Build = Callable[[Any], Callable[[], Any]]

@@ -36,8 +36,8 @@ from ddlsim.capture.graph import build_program_graph
 from ddlsim.capture.pricing import SegmentPricer, precision_of
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.throughput import model_flop, step_batch
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.resources import configs_dir
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.resources import configs_dir
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
@@ -45,7 +45,7 @@ from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, peak_of, placed
 from ddlsim.training.timeline import Placement, summarize
-from ddlsim.types import Precision, Workload
+from ddlsim.core.types import Precision, Workload
 
 CONFIGS = configs_dir()
 
@@ -91,7 +91,7 @@ def _yaml_variant(group: str, name: str) -> dict[str, Any] | None:
 
 
 def make_device(device: Any) -> Any:
-    from ddlsim.registry import DEVICES
+    from ddlsim.core.registry import DEVICES
 
     if isinstance(device, str):
         return DEVICES.build(_yaml_variant("device", device) or {"name": device})
@@ -119,7 +119,7 @@ def make_compute(compute: Any, device: Any) -> Any:
 
 def make_fabric_object(fabric: Any) -> Any:
     from ddlsim.network.api import make_fabric
-    from ddlsim.registry import FABRICS
+    from ddlsim.core.registry import FABRICS
 
     if isinstance(fabric, str):
         return make_fabric(fabric)
@@ -127,7 +127,7 @@ def make_fabric_object(fabric: Any) -> Any:
 
 
 def make_algorithm(collective: Any) -> Any:
-    from ddlsim.registry import ALGORITHMS
+    from ddlsim.core.registry import ALGORITHMS
 
     if isinstance(collective, Mapping):
         return ALGORITHMS.build(collective)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddlsim.capture.pricing import kernel_class_of
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 _DECLARED: list[dict[str, int]] = []
 SAME_SAMPLES_DIMS = frozenset({"tp", "pp"})

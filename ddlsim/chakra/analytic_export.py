@@ -51,11 +51,11 @@ from ddlsim.chakra.schema import (
     chakra_comm_size,
     compute_ops,
 )
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
 
 MICROSECONDS = 1e6
 

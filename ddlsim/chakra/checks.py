@@ -18,7 +18,7 @@ import networkx as nx
 
 from ddlsim.chakra.files import attributes, node_label
 from ddlsim.chakra.schema import ET
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def _refuse(file: Path, node: Any, rule: str) -> ConfigError:

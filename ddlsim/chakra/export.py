@@ -42,8 +42,8 @@ from ddlsim.chakra.schema import (
     chakra_comm_size,
     compute_ops,
 )
-from ddlsim.errors import ConfigError
-from ddlsim.types import GroupLayout
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import GroupLayout
 
 MICROSECONDS = 1e6
 

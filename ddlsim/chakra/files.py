@@ -9,7 +9,7 @@ from typing import Any
 
 from ddlsim.chakra.protoio import first_message_bytes, message_bytes
 from ddlsim.chakra.schema import ET, attribute_value
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 RANK_OF_FILE = re.compile(r"\.(\d+)\.et$")
 

@@ -30,7 +30,7 @@ from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.records import COLLECTIVE, COMPUTE, OpRecord
 from ddlsim.chakra.files import attributes, node_label
 from ddlsim.chakra.schema import COMM_GROUPS_FILE, COMM_TYPES, ET, ddlsim_size_bytes
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 _OP_OF_COMM_TYPE = {name: op for op, name in COMM_TYPES.items()}
 WORLD = "0"  # ASTRA-sim's and PyTorch's default group: every rank

@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.training.graph import Op, OpKind
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.types import (
+from ddlsim.core.types import (
     CollectiveCall,
     ComputeEstimate,
     ComputeTask,

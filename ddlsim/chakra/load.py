@@ -25,7 +25,7 @@ from ddlsim.chakra.checks import check_graph, check_node, check_pairs
 from ddlsim.chakra.files import RANK_OF_FILE, attributes, read_et, trace_files
 from ddlsim.chakra.foreign import foreign_program
 from ddlsim.chakra.schema import ANALYTIC_ATTR, CAPTURED_RANK_ATTR, METADATA_ATTR, RECORD_ATTR
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def _own_program(headers: list[Any], nodes_of: list[list[Any]]) -> CapturedProgram:

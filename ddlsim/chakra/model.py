@@ -17,8 +17,8 @@ from typing import Any
 from ddlsim.capture.cache import CAPTURES, file_key
 from ddlsim.capture.model import ProgramModel
 from ddlsim.capture.model import _check_parallel as check_parallel
-from ddlsim.errors import ConfigError
-from ddlsim.registry import MODELS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import MODELS
 
 
 @dataclass

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.compute.identity import local_cpu_name
-from ddlsim.datasheets import DATASHEETS
-from ddlsim.errors import ConfigError
-from ddlsim.registry import DEVICES
-from ddlsim.types import Precision
+from ddlsim.core.datasheets import DATASHEETS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import DEVICES
+from ddlsim.core.types import Precision
 
 
 @dataclass

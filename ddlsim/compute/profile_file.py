@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ddlsim.compute.identity import device_slug
-from ddlsim.errors import ConfigError
-from ddlsim.files import atomic_write
-from ddlsim.types import Phase, Precision, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.files import atomic_write
+from ddlsim.core.types import Phase, Precision, ShardSignature
 
 COLUMNS: tuple[str, ...] = (
     "signature_key", "model_kind", "shape", "local_batch", "precision", "checkpointing", "phase", "device",

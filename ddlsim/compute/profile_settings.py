@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 STATISTICS = ("median", "min")
 

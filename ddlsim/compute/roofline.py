@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ddlsim.compute.devices import DeviceSpec
-from ddlsim.errors import ConfigError
-from ddlsim.types import ComputeTask, Phase, Precision, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ComputeTask, Phase, Precision, ShardSignature
 
 WORK_CLASSES: tuple[str, ...] = ("gemm", "embedding", "elementwise")
 DEFAULT_KIND_CLASSES: dict[str, str] = {"megatron_layer": "gemm", "gpt_layer": "gemm", "lm_head": "gemm",

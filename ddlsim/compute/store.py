@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES, FileStamp
+from ddlsim.core.caches import PROCESS_CACHES, FileStamp
 from ddlsim.compute.identity import device_slug
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
-from ddlsim.errors import ConfigError
-from ddlsim.types import Phase, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Phase, ShardSignature
 
 KindKey = tuple[str, Phase, str, bool]  # model_kind, phase, precision, checkpointing
 

@@ -17,15 +17,15 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel
-from ddlsim.registry import FABRICS
-from ddlsim.resources import config_file
-from ddlsim.types import CollectiveEstimate, CollectiveOp, GroupLayout
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.resources import config_file
+from ddlsim.core.types import CollectiveEstimate, CollectiveOp, GroupLayout
 
 FABRIC_CONFIG_DIR = config_file("fabric")
 
@@ -87,7 +87,7 @@ def estimate_collective(op: CollectiveOp | str, size_bytes: int | str, num_ranks
     """Time of one collective: every group of `layout` (or one group of `num_ranks`) runs `op` at once.
 
     `size_bytes` follows nccl-tests (the whole buffer each rank holds; see
-    `ddlsim.types.CollectiveCall`). `device` prices the local reductions (a datasheet name, a
+    `ddlsim.core.types.CollectiveCall`). `device` prices the local reductions (a datasheet name, a
     `ReductionModel`, or None to leave them out). Raises `ConfigError` for invalid input and
     `InfeasibleError` when the algorithm cannot run the call or the group does not fit.
     """

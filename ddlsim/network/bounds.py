@@ -2,7 +2,7 @@
 
     lower_bound_s(fabric, op, size_bytes, layout, root=0, placement=None) -> seconds
 
-`size_bytes` is S in the nccl-tests convention (`ddlsim.types.CollectiveCall`); n is the group
+`size_bytes` is S in the nccl-tests convention (`ddlsim.core.types.CollectiveCall`); n is the group
 size; every group of `layout` runs at once. The bound is
 
     min_latency_s + max(node egress term, node ingress term, bisection term, domain terms)
@@ -53,11 +53,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import DdlsimError
+from ddlsim.core.errors import DdlsimError
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
-from ddlsim.types import CollectiveOp, GroupLayout
-from ddlsim.units import BITS_PER_BYTE
+from ddlsim.core.types import CollectiveOp, GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 
 Op = CollectiveOp
 RELATIVE_TOLERANCE = 1e-9

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.caches import Memo
+from ddlsim.core.caches import Memo
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, window_max
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Schedule
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
 
 MAX_LISTED_PAIRS = 1 << 24
 

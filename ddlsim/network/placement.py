@@ -1,6 +1,6 @@
 """Where a job's ranks sit on a fabric's nodes, and how one group's pattern covers the whole job.
 
-A `GroupLayout` (from `ddlsim.types`) says which job ranks form each group; every group of the
+A `GroupLayout` (from `ddlsim.core.types`) says which job ranks form each group; every group of the
 layout runs the same schedule at the same time. `Placement` maps job ranks to fabric nodes.
 The greedy placement of the electrical fabrics is the identity: nodes are numbered so that
 consecutive nodes share the fastest domain, so filling them in order fills high-bandwidth
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.types import GroupLayout
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True, eq=False)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.units import BITS_PER_BYTE
+from ddlsim.core.units import BITS_PER_BYTE
 
 # Below one flow entry per SPARSE_RATIO resources, loads are kept for the used resources only.
 SPARSE_RATIO = 8

@@ -9,7 +9,7 @@ additions for e-byte elements. Its time is the roofline maximum of the two:
 Summing n inputs with n - 1 two-input reductions moves 3 (n - 1) b bytes, one x-to-1 reduction
 moves (n + 1) b: the ratio 3 (x - 1) / (x + 1) is the "up to 2.8x" of RAMP Fig. 23 at x = 32.
 A local copy reads and writes its bytes once each. The figures come from the device
-datasheets shared with `compute/` (`ddlsim.datasheets`); half precision is the default, as in
+datasheets shared with `compute/` (`ddlsim.core.datasheets`); half precision is the default, as in
 RAMP. `network/` does not import `compute/`: callers pass a `ReductionModel`.
 """
 
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
-from ddlsim.datasheets import DATASHEETS
-from ddlsim.errors import ConfigError
-from ddlsim.types import Precision
+from ddlsim.core import units
+from ddlsim.core.datasheets import DATASHEETS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Precision
 
 
 @dataclass(frozen=True)

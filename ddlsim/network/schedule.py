@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.patterns import Pattern
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 
 @dataclass(frozen=True)

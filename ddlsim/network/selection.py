@@ -19,7 +19,7 @@ from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.schedule import CompactStep, Schedule
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 def latency_floor_s(schedule: Schedule, pricer: StepPricer) -> float:

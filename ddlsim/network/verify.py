@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 
@@ -228,7 +228,7 @@ def fabric_for(algorithm, op: CollectiveOp, group_size: int):
     """A fabric to verify `algorithm` on: its own `verification_fabric`, else the first registered
     fabric (built with its defaults, in name order) that is large enough and that it supports.
     None when there is none."""
-    from ddlsim.registry import FABRICS
+    from ddlsim.core.registry import FABRICS
 
     own = algorithm.verification_fabric(group_size)
     if own is not None and algorithm.supports(own, op, group_size) is None:
@@ -240,8 +240,8 @@ def fabric_for(algorithm, op: CollectiveOp, group_size: int):
 
 
 def _default_fabrics(names: tuple[str, ...]) -> list:
-    from ddlsim.caches import PROCESS_CACHES
-    from ddlsim.registry import FABRICS
+    from ddlsim.core.caches import PROCESS_CACHES
+    from ddlsim.core.registry import FABRICS
 
     return PROCESS_CACHES.memo("network.default_fabrics").get_or_make(
         names, lambda: [FABRICS.make(name) for name in names])

@@ -12,15 +12,15 @@ from typing import Any
 
 import yaml
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.resources import config_file
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.resources import config_file
 
 DISPLAY_FILE = "display.yaml"
 _SEPARATORS = "_- ("
 
 
 def display_text() -> str:
-    """The text of ``display.yaml``, from the shipped configs (`ddlsim.resources`)."""
+    """The text of ``display.yaml``, from the shipped configs (`ddlsim.core.resources`)."""
     return config_file(DISPLAY_FILE).read_text(encoding="utf-8")
 
 

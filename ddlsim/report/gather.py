@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from omegaconf import OmegaConf
 
-from ddlsim.files import sha256_of
+from ddlsim.core.files import sha256_of
 from ddlsim.report.results import CSV_NAME, PARQUET_NAME
 
 if TYPE_CHECKING:  # pandas loads where rows are read, not when a sweep job starts

@@ -17,7 +17,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.report.columns import disambiguate, series_labels
 from ddlsim.report.display import display_table
 from ddlsim.report.quantities import format_duration, time_unit

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ddlsim import units
+from ddlsim.core import units
 
 DIGITS = 4
 TIME_UNITS = (("days", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("us", 1e-6),

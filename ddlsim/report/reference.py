@@ -4,7 +4,7 @@ Every reproduction (`ddlsim experiment=<seed>_<figure>`) registers a `Reference`
 name in `ddlsim.report.references`: a function that computes ddlsim's counterparts of the
 paper's statements from the result rows, optionally its own figures (in the common style of
 `ddlsim.report.charts`) and extra text tables. The paper's side, its values and the places they
-come from, is read from the one data file `configs/reference/papers.yaml` (`ddlsim.papers`), so
+come from, is read from the one data file `configs/reference/papers.yaml` (`ddlsim.core.papers`), so
 no paper number is written in code. A reference is chosen by name (``report.reference`` in an
 experiment config, or ``ddlsim-report --reference``); the experiments' former names
 (``ramp_megatron``, ...) are aliases.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.errors import ConfigError
-from ddlsim.papers import PaperReference, PaperValue, load_papers
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.papers import PaperReference, PaperValue, load_papers
 from ddlsim.report.quantities import format_number
 from ddlsim.report.table import format_table
 

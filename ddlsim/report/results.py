@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ddlsim.files import atomic_write
+from ddlsim.core.files import atomic_write
 
 if TYPE_CHECKING:  # pandas loads where rows become a table, not when the command line starts
     import pandas as pd

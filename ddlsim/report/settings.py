@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 FIGURE_KINDS = ("training", "collective", "hybrid")
 

@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
-from ddlsim import units  # noqa: E402
+from ddlsim.core import units  # noqa: E402
 from ddlsim.report.display import display_table  # noqa: E402
 from ddlsim.report.quantities import format_number  # noqa: E402
 

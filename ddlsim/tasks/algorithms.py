@@ -22,9 +22,9 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import ALGORITHMS, FABRICS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp
 
 
 def _plain(node: Any) -> Any:
@@ -92,7 +92,7 @@ def build_choices(nodes: Sequence[Any], key: str) -> tuple[Choice, ...]:
 
 def fabric_options() -> list[str]:
     """Every fabric option: registered fabrics and the variants in configs/fabric/."""
-    from ddlsim.resources import config_file
+    from ddlsim.core.resources import config_file
 
     variants = [path.stem for path in config_file("fabric").glob("*.yaml")]
     return sorted({*FABRICS.names(), *variants})

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ddlsim import units
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import TASKS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult
 

@@ -9,7 +9,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 Row = dict[str, Any]
-# The config groups a task may read besides its own (`ddlsim.config_store.GROUPS` less ``task``).
+# The config groups a task may read besides its own (`ddlsim.app.config_store.GROUPS` less ``task``).
 INPUT_GROUPS = ("model", "parallel", "device", "compute", "fabric", "collective", "training")
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
-from ddlsim.registry import FABRICS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
 
 
 def fabric_node(config: Any) -> dict[str, Any]:

@@ -27,13 +27,13 @@ from typing import Any, ClassVar
 
 from omegaconf import OmegaConf
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
-from ddlsim.registry import FABRICS, TASKS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS, TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult, config_label
 from ddlsim.training.run import reduction_model
-from ddlsim.types import CollectiveOp, GroupLayout
+from ddlsim.core.types import CollectiveOp, GroupLayout
 
 
 @dataclass

@@ -21,8 +21,8 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import LABEL_KEY, MODELS, omegaconf_error_to_config_error
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import LABEL_KEY, MODELS, omegaconf_error_to_config_error
 from ddlsim.workload.parallel import ParallelConfig
 
 
@@ -42,7 +42,7 @@ def plain(node: Any) -> Any:
 
 def model_option(name: str, key: str) -> dict:
     """The model group's option `name` as a plain mapping (its YAML's defaults merged in order)."""
-    from ddlsim.config_store import config_dir
+    from ddlsim.app.config_store import config_dir
 
     path = config_dir() / "model" / f"{name}.yaml"
     if not path.is_file():

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
-from ddlsim.registry import TASKS
+from ddlsim.core.registry import TASKS
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs
@@ -77,7 +77,7 @@ def job_graph(source: Any, compute: Any, timer: Any, settings: Any) -> Any:
     from ddlsim.training.pricing import Pricer
     from ddlsim.training.run import compute_timer
     from ddlsim.training.simulate import build_graph
-    from ddlsim.types import Workload
+    from ddlsim.core.types import Workload
 
     if isinstance(source, Workload):
         return build_graph(source, Pricer(timer, compute_timer(compute)), settings)

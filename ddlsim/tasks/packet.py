@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
-from ddlsim.registry import TASKS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import TASKS
 from ddlsim.tasks.base import Components, TaskResult
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
-from ddlsim.registry import TASKS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult, config_label
 
@@ -72,7 +72,7 @@ class PatternTask:
         import numpy as np
 
         from ddlsim.network.patterns import Mesh, Pairs
-        from ddlsim.types import GroupLayout
+        from ddlsim.core.types import GroupLayout
 
         n = self.num_ranks
         seed = int(components.config.get("seed", 0) or 0)

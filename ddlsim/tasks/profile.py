@@ -1,7 +1,7 @@
 """`task=profile` measures a workload's equivalent shards; `task=compute_times` prices its compute tasks.
 
-``ddlsim-profile [overrides]`` is ``ddlsim experiment=single task=profile [overrides]``; ``--force``
-stands for ``task.replace=true``. For example, on a machine with a GPU::
+``ddlsim-profile [overrides]`` (`ddlsim.app.profile`) is ``ddlsim experiment=single task=profile
+[overrides]``; ``--force`` stands for ``task.replace=true``. For example, on a machine with a GPU::
 
     ddlsim-profile model=megatron model.target_loss=2.5          # every shard of that plan
     ddlsim-profile -m model.target_loss=3.0,2.5,2.0              # one plan per target loss
@@ -19,7 +19,6 @@ its estimate, and a ``task.local_batches`` that would fit.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -29,8 +28,8 @@ from ddlsim.compute.model import SHIPPED_PROFILES
 from ddlsim.compute.profile_file import parse_signature_key
 from ddlsim.compute.profile_settings import ProfileSettings
 from ddlsim.compute.profiling import ProfileJob, default_builder, jobs_from_workload, profile_jobs
-from ddlsim.errors import ConfigError
-from ddlsim.registry import TASKS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, Row, TaskResult
 
@@ -191,15 +190,3 @@ class ComputeTimesTask:
                                         "time_s": "time_s", "total_time_s": "time_s", "compute_source": None},
                                  {"time_s": "time", "total_time_s": "total time"})
         return TaskResult(rows=rows, summary=summary)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`ddlsim-profile`: `ddlsim task=profile` plus ``--force`` for ``task.replace=true``."""
-    from ddlsim.cli import main as ddlsim_main
-
-    args = ["task.replace=true" if arg == "--force" else arg for arg in (sys.argv[1:] if argv is None else argv)]
-    if not any(arg.startswith("task=") for arg in args):
-        args.append("task=profile")
-    if not any(arg.startswith("experiment=") for arg in args):  # not the default comparison sweep
-        args.insert(0, "experiment=single")
-    return ddlsim_main(args)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ddlsim.registry import TASKS
+from ddlsim.core.registry import TASKS
 from ddlsim.tasks.base import Components, TaskResult
 
 

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import MODELS, TASKS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import MODELS, TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 
 TABLES = ("table9_loss", "table9_architecture", "table10_fill", "table10_paper_batch")

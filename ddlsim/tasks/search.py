@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 
 from tqdm import tqdm
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import TASKS
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import TASKS
 from ddlsim.report.search_tables import search_summary
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.search_bounds import ComputeBound

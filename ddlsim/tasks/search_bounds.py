@@ -31,7 +31,7 @@ from typing import Any
 
 from ddlsim.tasks.search_space import PlanKey
 from ddlsim.training.pricing import Pricer
-from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, Precision, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, Precision, Workload
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan
 from ddlsim.workload.llm.shape import DENSE, MOE, DecoderShape

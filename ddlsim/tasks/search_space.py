@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.workload.llm.layout import tp_divides
 from ddlsim.workload.llm.shape import DecoderShape
 from ddlsim.workload.llm.stages import split_layers

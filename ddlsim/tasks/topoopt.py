@@ -24,10 +24,10 @@ from typing import Any, ClassVar
 import numpy as np
 from omegaconf import OmegaConf
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.baselines import FIG11_SYSTEMS, TOPOOPT
-from ddlsim.registry import ALGORITHMS, TASKS
+from ddlsim.core.registry import ALGORITHMS, TASKS
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.tasks.train import algorithm_label

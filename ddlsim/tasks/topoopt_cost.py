@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
-from ddlsim.registry import TASKS
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import TASKS
 from ddlsim.report.quantities import format_number
 from ddlsim.tasks.base import Components, TaskResult
 

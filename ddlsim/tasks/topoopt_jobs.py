@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.network.fabrics.topoopt.shared_cluster import FIG16_SYSTEMS, SHARDED, shared_fat_tree
-from ddlsim.registry import TASKS
+from ddlsim.core.registry import TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
 from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs
@@ -81,7 +81,7 @@ class TopoOptJobsTask:
 
     @classmethod
     def from_config(cls, config: TopoOptJobsTaskConfig) -> TopoOptJobsTask:
-        from ddlsim.registry import ALGORITHMS
+        from ddlsim.core.registry import ALGORITHMS
 
         systems = tuple(str(system) for system in config.systems)
         for system in systems:

@@ -9,7 +9,7 @@ Every label comes from the composed config itself (`run_labels`), never from Hyd
 one config gives the same row through `ddlsim.run`, the command line and any launcher.
 
 A point that cannot run (the model does not fit, the job is larger than the fabric) raises
-`InfeasibleError`. Inside a sweep (`ddlsim.runner.run_point`) it becomes a row whose ``status``
+`InfeasibleError`. Inside a sweep (`ddlsim.app.runner.run_point`) it becomes a row whose ``status``
 says why (`TrainTask.labels` plus the status), so that the sweep goes on and reports it; set
 ``task.on_infeasible=error`` to stop the sweep instead.
 """
@@ -23,8 +23,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import ALGORITHMS, FABRICS, LABEL_KEY, TASKS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import ALGORITHMS, FABRICS, LABEL_KEY, TASKS
 from ddlsim.report.quantities import format_duration, format_number
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.training.run import train_on_fabric

@@ -38,7 +38,7 @@ from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.steps import ChunkSteps, StepCost, chunk_steps
 from ddlsim.training.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
-from ddlsim.types import CollectiveCall, Workload
+from ddlsim.core.types import CollectiveCall, Workload
 
 
 class _Pipeline:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.training.graph import DP_STREAM, IterationGraph
 from ddlsim.training.pricing import Pricer
-from ddlsim.types import CollectiveCall, ComputeTask, Phase, Workload
+from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, Workload
 
 MAX_BUCKETS = 100_000
 

@@ -28,7 +28,7 @@ from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.model import ContentionModel, DemandOf
 from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.training.timeline import Placement, place
-from ddlsim.types import CollectiveCall
+from ddlsim.core.types import CollectiveCall
 
 
 def collectives_overlap(graph: IterationGraph, placement: Placement) -> bool:

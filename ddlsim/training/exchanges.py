@@ -54,7 +54,7 @@ from ddlsim.training.pipeline import (
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.types import Workload
+from ddlsim.core.types import Workload
 
 Deps = tuple[int, ...]
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Phase
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Phase
 
 COMPUTE_STREAM = "compute"
 DP_STREAM = "dp_comm"

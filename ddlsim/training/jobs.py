@@ -24,7 +24,7 @@ from ddlsim.training.contended import place_jobs
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import CollectiveTimer
 from ddlsim.training.run import estimator_timer
-from ddlsim.types import CollectiveCall
+from ddlsim.core.types import CollectiveCall
 
 TAIL_PERCENTILE = 99.0
 

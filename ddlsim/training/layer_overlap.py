@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ddlsim.training.graph import Op
 from ddlsim.training.settings import Overlap
-from ddlsim.types import CollectiveCall, CollectiveOp, ComputeTask
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask
 
 AddOp = Callable[[tuple[int, ...], str], Op]
 

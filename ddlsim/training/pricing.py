@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlsim.caches import Memo
-from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
+from ddlsim.core.caches import Memo
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
 
 CollectiveTimer = Callable[[CollectiveCall], CollectiveEstimate]
 ComputeTimer = Callable[[ComputeTask], ComputeEstimate]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.circuits import (
     Circuits,
     ReconfigPolicy,
@@ -41,7 +41,7 @@ from ddlsim.network.fabrics.topoopt.circuits import (
     same_shape,
 )
 from ddlsim.network.fabrics.topoopt.demand import call_pairs
-from ddlsim.types import CollectiveCall, ComputeEstimate, ComputeTask, Workload
+from ddlsim.core.types import CollectiveCall, ComputeEstimate, ComputeTask, Workload
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES
+from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.training.closed_form import PERIODIC_TOLERANCE
 from ddlsim.training.interleaved import last_slot, separate_backward_receive, warmup_steps
 

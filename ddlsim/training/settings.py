@@ -41,10 +41,10 @@ from typing import Any
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from ddlsim import units
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
-from ddlsim.registry import omegaconf_error_to_config_error
+from ddlsim.core import units
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import omegaconf_error_to_config_error
 
 ENGINES = ("auto", "events")
 

@@ -28,7 +28,7 @@ from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages, select_schedule
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
-from ddlsim.types import Precision, Workload
+from ddlsim.core.types import Precision, Workload
 
 NAN = float("nan")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
-from ddlsim.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
 
 Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
 

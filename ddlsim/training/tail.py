@@ -21,7 +21,7 @@ import numpy as np
 from ddlsim.training.pipeline import _is_cross_stage
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.timeline import ROUNDING
-from ddlsim.types import CollectiveCall, Phase, Workload
+from ddlsim.core.types import CollectiveCall, Phase, Workload
 
 
 @dataclass

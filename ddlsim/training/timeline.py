@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ddlsim.training.graph import IterationGraph, Op, OpKind
-from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
 
 ROUNDING = 1e-12
 

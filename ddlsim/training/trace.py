@@ -22,7 +22,7 @@ from typing import Any
 
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.timeline import Placement, place
-from ddlsim.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
 
 TRACE_NAME = "trace.json"
 MICROSECONDS = 1e6

@@ -153,7 +153,7 @@ def interleavable(row: Any, virtual_stages: int) -> bool:
 def simulate_row(row: Any, setup: Setup, virtual_stages: int = 1) -> Any:
     """The `TrainingResult` of one measured run (with `virtual_stages` where `interleavable` and the
     interleaved plan fits the device; else as measured, with 1F1B)."""
-    from ddlsim.errors import InfeasibleError
+    from ddlsim.core.errors import InfeasibleError
 
     if virtual_stages > 1 and interleavable(row, virtual_stages):
         try:

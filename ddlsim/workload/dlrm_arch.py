@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ShardSignature
 
 
 def mlp_params(dims: list[int]) -> int:

@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-from ddlsim import units
-from ddlsim.errors import InfeasibleError
+from ddlsim.core import units
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 
 VALUE_BYTES = 2  # fp16 tables, activations and messages (RAMP: half precision); sparse SGD keeps no state

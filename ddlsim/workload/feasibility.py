@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.types import Precision
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import Precision
 from ddlsim.workload.llm.memory import check_fits
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.llm.shape import DecoderShape

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ddlsim import units
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.workload.architecture import TransformerStack, widen_heads
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES

@@ -22,8 +22,8 @@ fp32 values of the vocab-parallel cross-entropy: maximum, target logit, sum of e
 
 from __future__ import annotations
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import (
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
     ComputeTask,

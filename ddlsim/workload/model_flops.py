@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ddlsim.types import ComputeTask, Phase, TaskBlock
+from ddlsim.core.types import ComputeTask, Phase, TaskBlock
 
 MODEL_PHASES = (Phase.FORWARD, Phase.BACKWARD)
 

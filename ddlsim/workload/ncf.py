@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ShardSignature
 from ddlsim.workload.dlrm_arch import mlp_matmul_params, mlp_params
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 RECOMPUTE_POLICIES = ("none", "selective", "full")
 MAIN_GRADS_DTYPES = ("fp32", "bf16", "fp16")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.papers import paper_table
+from ddlsim.core.papers import paper_table
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 ALPHA_N = 0.076
 N_C = 8.8e13

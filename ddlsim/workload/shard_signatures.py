@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ShardSignature
 from ddlsim.workload.transformer_layer import LayerShape
 
 IMAGE_SIZE = 224

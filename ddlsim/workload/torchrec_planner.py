@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 
 import torch
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 from ddlsim.workload.dlrm_partition import DENSE_STATE_BYTES_PER_PARAM, DlrmPlan, EmbeddingSharding, plan_with_batch
 from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig

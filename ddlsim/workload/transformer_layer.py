@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 
 ACTIVATION_BYTES = 2  # fp16/bf16 activations, as in Korthikanti et al.
 MASK_BYTES = 1  # dropout masks are stored as bytes

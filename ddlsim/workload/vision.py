@@ -19,9 +19,9 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
-from ddlsim.types import Precision
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Precision
 from ddlsim.workload.shard_signatures import IMAGE_SIZE, NUM_CLASSES
 
 

@@ -1,9 +1,9 @@
 """ddlsim's sweeper: the jobs of Hydra's basic sweeper, each set of group choices composed once.
 
 Hydra instantiates sweepers only from the ``hydra_plugins`` namespace, so the class lives here.
-It launches the jobs `ddlsim.sweep.expand_sweep` lists (the basic sweeper's: the product of
+It launches the jobs `ddlsim.app.sweep.callbacks.expand_sweep` lists (the basic sweeper's: the product of
 every key's values, in order, ``params`` first), in batches of ``max_batch_size``, checking each
-batch's configs before launching it, through `ddlsim.sweep_compose.ComposeOnceLoader`. Chosen
+batch's configs before launching it, through `ddlsim.app.sweep.compose.ComposeOnceLoader`. Chosen
 in ``configs/config.yaml`` (``override hydra/sweeper: ddlsim``); only public Hydra APIs are used.
 """
 
@@ -29,7 +29,7 @@ class DdlsimBasicSweeper(Sweeper):
         self.hydra_context: HydraContext | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
-        from ddlsim.sweep_compose import ComposeOnceLoader
+        from ddlsim.app.sweep.compose import ComposeOnceLoader
 
         self.config = config
         self.hydra_context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
@@ -38,7 +38,7 @@ class DdlsimBasicSweeper(Sweeper):
             hydra_context=self.hydra_context, task_function=task_function, config=config)
 
     def sweep(self, arguments: list[str]) -> Any:
-        from ddlsim.sweep import expand_sweep
+        from ddlsim.app.sweep.callbacks import expand_sweep
 
         assert self.config is not None and self.launcher is not None
         jobs = expand_sweep([*(f"{key}={value}" for key, value in self.params.items()), *arguments])

@@ -19,7 +19,7 @@ from torch.distributed.pipelining import PipelineStage, ScheduleInterleaved1F1B
 import ddlsim
 from ddlsim.capture.compare import analytic_calls, captured_calls
 from ddlsim.capture.records import COLLECTIVE
-from ddlsim.types import CollectiveCall, Precision
+from ddlsim.core.types import CollectiveCall, Precision
 from ddlsim.workload.llm.hf_config import decoder_shape, load_config
 from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig

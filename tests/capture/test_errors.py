@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 import ddlsim
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 
 
 @torch.library.custom_op("ddlsim_tests::opaque", mutates_args=())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import ddlsim
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from examples.llama_fsdp_tp import SHAPES
 from examples.llama_fsdp_tp import build as llama
 from examples.moe_expert_parallel import build as moe

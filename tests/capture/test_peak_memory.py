@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ddlsim
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from examples.hf_fsdp import build as hf_fsdp
 
 N = 256 * 1024  # floats: one MiB per tensor

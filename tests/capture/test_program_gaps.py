@@ -15,7 +15,7 @@ from torch import nn
 import ddlsim
 from ddlsim.capture.compiled import CompileIgnored
 from ddlsim.capture.program import CapturedProgram
-from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
 
 
 class PatchEmbedding(nn.Module):

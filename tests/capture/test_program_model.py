@@ -9,7 +9,7 @@ import pytest
 
 import ddlsim
 from ddlsim.capture import CAPTURES
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 CNN = ["model=program", "model.entry=examples.ddp_cnn:build", "model.mesh_shape=[8]", "model.mesh_dim_names=[dp]",
        "+model.options.width=8", "+model.options.image=32", "+model.options.classes=10"]

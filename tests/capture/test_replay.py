@@ -7,7 +7,7 @@ import torch
 
 import ddlsim
 from ddlsim.capture.replay import decode_arguments, encode_arguments, resolve_op
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from tests.capture.programs import fsdp_tp_mlp
 
 

@@ -13,7 +13,7 @@ from ddlsim.capture import CAPTURES
 from ddlsim.capture.compare import captured_calls
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import VALUE_FIELDS
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from examples.megatron_gpt import make_build
 from tests.capture.programs import WIDTH, pipeline
 

@@ -10,7 +10,7 @@ import torch
 
 import ddlsim
 from ddlsim.capture.simulation import make_device
-from ddlsim.types import Precision
+from ddlsim.core.types import Precision
 from examples.llama_fsdp_tp import SHAPES
 from examples.llama_fsdp_tp import build as llama
 

@@ -15,7 +15,7 @@ import pytest
 import ddlsim
 from ddlsim.chakra import load_chakra, write_chakra
 from ddlsim.chakra.schema import ET
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from examples.llama_fsdp_tp import build as llama
 from examples.moe_expert_parallel import build as moe
 from tests.capture.programs import pipeline

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from ddlsim.types import Precision
+from ddlsim.core.types import Precision
 
 
 class TwoLinear(torch.nn.Module):

@@ -5,7 +5,7 @@ import pytest
 
 from ddlsim.compute import fit_roofline
 from ddlsim.compute.profile_file import ProfileRow
-from ddlsim.types import Phase, ShardSignature
+from ddlsim.core.types import Phase, ShardSignature
 
 
 def synthetic_rows(device, flop_efficiency, memory_efficiency, overhead_s):

@@ -3,7 +3,7 @@
 import pytest
 
 from ddlsim.compute.identity import cpu_name, device_slug, local_identity
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 CPUINFO = """processor\t: 0
 vendor_id\t: GenuineIntel

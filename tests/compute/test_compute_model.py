@@ -6,8 +6,8 @@ from compute_rows import layer, write_profile
 import ddlsim
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.model import ComputeConfig, ComputeModel, KernelModelConfig
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.types import ComputeSource, ComputeTask
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import ComputeSource, ComputeTask
 
 H100 = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
 DEVICE = H100.profile_name

@@ -11,8 +11,8 @@ from ddlsim.compute.profile_file import (
     read_rows,
     write_rows,
 )
-from ddlsim.errors import ConfigError
-from ddlsim.types import Phase, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Phase, ShardSignature
 
 SIGNATURE = ShardSignature("megatron_layer", (("d_model", 64), ("heads", 4)), 2, "bf16", True)
 

@@ -10,7 +10,7 @@ import pytest
 import ddlsim
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.profile_file import parse_signature_key, read_rows
-from ddlsim.types import ComputeSource, ComputeTask, Phase
+from ddlsim.core.types import ComputeSource, ComputeTask, Phase
 
 pytest.importorskip("ddlsim.workload.equivalent.megatron_layer")
 
@@ -78,11 +78,11 @@ def test_dlrm_shard_profiles_on_cpu_with_its_fbgemm_operators(tmp_path, one_thre
 
 
 def test_ddlsim_profile_command_line(monkeypatch):
-    import ddlsim.cli
+    import ddlsim.app.cli
     from ddlsim.tasks import profile as profile_task
 
     seen = []
-    monkeypatch.setattr(ddlsim.cli, "main", lambda argv: seen.append(list(argv)) or 0)
+    monkeypatch.setattr(ddlsim.app.cli, "main", lambda argv: seen.append(list(argv)) or 0)
     monkeypatch.setattr("sys.argv", ["ddlsim-profile", "-m", "model.target_loss=3.0,2.5", "--force"])
     assert profile_task.main() == 0
     assert seen == [["experiment=single", "-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]
@@ -91,7 +91,7 @@ def test_ddlsim_profile_command_line(monkeypatch):
 def test_a_shard_that_does_not_fit_is_refused_with_its_estimate_before_any_work(monkeypatch, tmp_path):
     """Finding 10: the README's example grew to 24 GB on a CPU and was killed."""
     from ddlsim.compute import profiler
-    from ddlsim.errors import InfeasibleError
+    from ddlsim.core.errors import InfeasibleError
 
     monkeypatch.setattr(profiler, "available_memory_bytes", lambda device: 2 * 10**9)
     with pytest.raises(InfeasibleError) as caught:
@@ -121,8 +121,8 @@ def test_the_memory_estimate_counts_adam_state_and_the_recomputed_activations():
 def test_profiles_go_to_the_run_directory_and_never_into_the_shipped_ones(tmp_path, one_thread):
     """Finding 10: by default ddlsim-profile wrote into the repository's profiles/."""
     from ddlsim.compute.model import SHIPPED_PROFILES
-    from ddlsim.errors import ConfigError
-    from ddlsim.tasks.profile import main as profile_main
+    from ddlsim.core.errors import ConfigError
+    from ddlsim.app.profile import main as profile_main
 
     signature = f'task.signatures=["{key(1)}"]'
     with pytest.raises(ConfigError, match="task.output_dir = '': is required when the run has no directory"):

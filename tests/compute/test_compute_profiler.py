@@ -8,8 +8,8 @@ from ddlsim.compute.counting import count_work
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.profiler import ProfileSettings, profile_shard
 from ddlsim.compute.recompute import on_recompute
-from ddlsim.errors import ConfigError
-from ddlsim.types import Phase
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Phase
 
 SETTINGS = ProfileSettings(iterations=3, warmup=1)
 

@@ -6,7 +6,7 @@ from compute_toy import toy_shard
 
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.profiler import ProfileSettings, profile_shard
-from ddlsim.types import Phase
+from ddlsim.core.types import Phase
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 

@@ -6,8 +6,8 @@ import pytest
 from compute_rows import layer, write_profile
 
 from ddlsim.compute.store import ProfileStore, load_file, shape_distance
-from ddlsim.errors import ConfigError
-from ddlsim.types import ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ShardSignature
 
 DEVICE = "Test GPU 80GB"
 

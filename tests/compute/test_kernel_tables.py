@@ -6,9 +6,9 @@ from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.kernel_roofline import KernelEfficiency, compute_fraction, kernel_time_s
 from ddlsim.compute.kernel_tables import FLASH_TABLES, KERNEL_SHEETS
 from ddlsim.compute.model import ComputeConfig, ComputeModel
-from ddlsim.datasheets import DATASHEETS
-from ddlsim.errors import ConfigError
-from ddlsim.types import Kernel, KernelClass
+from ddlsim.core.datasheets import DATASHEETS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Kernel, KernelClass
 
 H100 = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
 FORWARD, BACKWARD = KernelClass.ATTENTION_FORWARD, KernelClass.ATTENTION_BACKWARD

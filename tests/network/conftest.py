@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 
 def _check_any_call(estimator: CollectiveEstimator, op: CollectiveOp, size: int, ranks: int) -> None:

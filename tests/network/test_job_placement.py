@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.contention.job_placement import POLICIES, place_jobs_on_nodes, top_domain_nodes
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ddlsim import CollectiveEstimator, ConfigError, InfeasibleError, estimate_collective, make_fabric
-from ddlsim.types import CollectiveCall, CollectiveOp, GroupLayout
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout
 
 
 def test_the_issue_example_runs():

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import ddlsim
-from ddlsim.catalog import load_all
+from ddlsim.app.catalog import load_all
 from ddlsim.network import CollectiveEstimator, make_fabric
-from ddlsim.types import CollectiveOp, GroupLayout
+from ddlsim.core.types import CollectiveOp, GroupLayout
 
 load_all()
 CALLS = [(CollectiveOp.ALL_REDUCE, 1 << 20, GroupLayout(16)), (CollectiveOp.ALL_TO_ALL, 1 << 20, GroupLayout(16)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def test_fig21_reproduction_orders_the_electrical_strategies(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def test_fig22_ring_ratio_falls_and_rampx_stays_within_a_decade(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def test_fig23_x_to_1_reductions_reach_2_8_times_at_scale(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from ddlsim.network import estimate_collective, make_fabric
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.reduction import ReductionModel
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 ALPHA = 1e-6
 BANDWIDTH = 400e9
@@ -271,7 +271,7 @@ def test_closed_form_xor_and_shift_equal_the_listed_pairs(fabric_name):
 def test_size_bytes_is_the_nccl_tests_buffer(op, algorithm, rank, received):
     """The nccl-tests convention of CollectiveCall, seen in the bytes a rank receives."""
     from ddlsim.network.collectives.base import ScheduleRequest
-    from ddlsim.registry import ALGORITHMS
+    from ddlsim.core.registry import ALGORITHMS
 
     n = 2 if op == "send_recv" else 8
     chosen = ALGORITHMS.make(algorithm)

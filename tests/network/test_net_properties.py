@@ -7,11 +7,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.pipelined_tree import PipelinedTree
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 FABRICS = {
     "ideal": make_fabric("ideal", num_nodes=4096),

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import ddlsim
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 
 # One run of task=collective, whatever the default experiment of the day is.
 SINGLE = ["experiment=single", "task=collective"]

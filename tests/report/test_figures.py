@@ -20,7 +20,7 @@ import yaml
 from figure_checks import figure_problems
 
 import ddlsim
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.report import style
 from ddlsim.report.charts import Guide, Panel, Quantity, bar_chart, line_chart, panels_by
 from ddlsim.report.display import display_table
@@ -104,7 +104,7 @@ def experiment_rows(name: str) -> tuple[pd.DataFrame, ReportSettings]:
     settings = ReportSettings(**{key: value for key, value in config.report.items()})
     task = config.task
     if task.name not in SYNTHETIC_TASKS:
-        from ddlsim.sweep_inprocess import run_sweep
+        from ddlsim.app.sweep.inprocess import run_sweep
 
         return run_sweep([f"experiment={name}", *NARROWED.get(name, [])]), settings
     sweep = _sweep_values(name)

@@ -118,7 +118,7 @@ def test_variants_of_one_fabric_stay_apart():
 
 def _fake_sweep(sweep_dir, frames):
     """Job directories as a sweep leaves them: rows, then a done marker with their checksum."""
-    from ddlsim.sweep import mark_job_finished
+    from ddlsim.app.sweep.callbacks import mark_job_finished
 
     for index, (overrides, frame) in enumerate(frames):
         job = sweep_dir / str(index)

@@ -7,8 +7,8 @@ import pytest
 from hydra.core.global_hydra import GlobalHydra
 
 import ddlsim
-from ddlsim.cli import EXIT_INFEASIBLE, EXIT_INVALID, main
-from ddlsim.errors import ConfigError
+from ddlsim.app.cli import EXIT_INFEASIBLE, EXIT_INVALID, main
+from ddlsim.core.errors import ConfigError
 from ddlsim.tasks.job_specs import parse_jobs
 
 SINGLE = ["experiment=single", "task=jobs"]

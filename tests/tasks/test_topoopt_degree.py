@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def test_fig27_runs_fig11_at_degree_8_with_ideal_never_slower(tmp_path):

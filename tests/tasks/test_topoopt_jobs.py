@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from ddlsim.network.fabrics.topoopt.shared_cluster import fat_tree_tiers
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 SYSTEMS = {"topoopt", "topoopt_fat_tree", "topoopt_fat_tree_oversub"}
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import ddlsim
-from ddlsim.errors import ConfigError
-from ddlsim.reproduce import reproduce
+from ddlsim.core.errors import ConfigError
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def _run(*overrides: str) -> pd.DataFrame:

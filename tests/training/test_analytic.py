@@ -21,7 +21,7 @@ from training_fakes import AlphaBeta, FlopTimer, collective, compute
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.timeline import place, summarize
-from ddlsim.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
 
 STAGE_RANKS = 2
 REL = 1e-9
@@ -187,7 +187,7 @@ def test_long_pipelines_skip_their_steady_middle_exactly(stages, virtual, micro,
 ])
 @pytest.mark.parametrize("overlap", [Overlap.NONE, Overlap.DP_BACKWARD])
 def test_decoder_workloads_match(case, overlap):
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.workload.parallel import ParallelConfig
 
     options = {key: value for key, value in case.items() if key not in ("model", "parallel")}

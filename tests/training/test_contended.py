@@ -8,7 +8,7 @@ import pytest
 from training_fakes import DP, TP, collective, compute, layered_workload, pricer
 
 import ddlsim
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network import make_fabric
 from ddlsim.network.contention.model import ContentionModel
 from ddlsim.network.contention.resources import Demand
@@ -18,7 +18,7 @@ from ddlsim.training.graph import IterationGraph
 from ddlsim.training.simulate import build_graph, placed
 from ddlsim.training.timeline import place, summarize
 from ddlsim.training.trace import trace_events
-from ddlsim.types import CollectiveOp, Phase
+from ddlsim.core.types import CollectiveOp, Phase
 
 PRICER = pricer(bytes_per_s=100.0)
 
@@ -123,7 +123,7 @@ _WORKLOAD = {}
 def ddlsim_llama_workload():
     if "llama" not in _WORKLOAD:
         import ddlsim.workload.models  # noqa: F401
-        from ddlsim.registry import MODELS
+        from ddlsim.core.registry import MODELS
         from ddlsim.workload.parallel import ParallelConfig
 
         model = MODELS.make("hf", config="llama3_8b", global_batch=64)

@@ -9,14 +9,14 @@ import pytest
 from megatron_reference import megatron_flags, megatron_order, simulate_program
 from training_fakes import AlphaBeta, FlopTimer, collective, compute, pipelined
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.interleaved import exchange_flags, interleaved_order, last_slot, separate_backward_receive
 from ddlsim.training.pipeline import one_f_one_b_order
 from ddlsim.training.schedules import SCHEDULES, select_schedule
 from ddlsim.training.settings import training_settings
 from ddlsim.training.timeline import place
-from ddlsim.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
 
 
 def interleaved(stages, virtual, micro, forward=1.0, backward=2.0, send_bytes=0, dp_bytes=0):
@@ -206,7 +206,7 @@ def test_auto_and_1f1b_run_the_interleaved_schedule_when_the_plan_has_virtual_st
 
 
 def test_interleaving_shrinks_the_bubble_of_a_real_gpt():
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.workload.parallel import ParallelConfig
 
     model = MODELS.make("gpt", layers=8, global_batch=16)
@@ -231,7 +231,7 @@ def test_interleaving_shrinks_the_bubble_of_a_real_gpt():
 def test_sends_are_full_activations_or_scatter_gather_splits():
     # TP 2 without SP: each chunk boundary sends 1/TP of the activation and the receiving chunk
     # all-gathers it over the tensor group (Megatron's scatter-gather), in both directions.
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.workload.parallel import ParallelConfig
 
     model = MODELS.make("gpt", layers=8, global_batch=16, d_model=1024, seq_len=1024)

@@ -16,7 +16,7 @@ from test_analytic import assert_same, both
 from training_fakes import AlphaBeta, FlopTimer
 
 import ddlsim.workload.models  # noqa: F401  (registers model=gpt)
-from ddlsim.registry import MODELS
+from ddlsim.core.registry import MODELS
 from ddlsim.training import Overlap, Pricer, TrainingSettings
 from ddlsim.workload.parallel import ParallelConfig
 

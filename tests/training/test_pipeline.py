@@ -3,12 +3,12 @@
 import pytest
 from training_fakes import AlphaBeta, FlopTimer, pipelined
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.pipeline import one_f_one_b_order, split_steps
 from ddlsim.training.schedules import select_schedule
 from ddlsim.training.timeline import place
-from ddlsim.types import Workload
+from ddlsim.core.types import Workload
 
 
 def run(workload, settings=None, bytes_per_s=1.0):
@@ -103,7 +103,7 @@ def test_auto_picks_1f1b_and_sequential_refuses_micro_batches():
 
 
 def test_gpt_workload_runs_every_layer_of_every_micro_batch_once():
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
     from ddlsim.workload.parallel import ParallelConfig
 
     workload = MODELS.make("gpt", layers=8, global_batch=24).build_workload(

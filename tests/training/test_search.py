@@ -8,7 +8,7 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.tasks.search import PlanSearch, SearchStats, pareto_flags, search_rows
 from ddlsim.tasks.search_space import SearchSpace, enumerate_plans
@@ -26,7 +26,7 @@ def parts():
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
     from ddlsim.network.api import make_fabric
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
 
     model = MODELS.make("gpt", d_model=2048, heads=16, layers=8, seq_len=1024, global_batch=32)
     device = DeviceSpec.from_config(DeviceConfig(name="a100_80gb"))
@@ -102,7 +102,7 @@ def test_pareto_front_keeps_budgets_that_beat_every_smaller_one():
 
 
 def test_search_refuses_models_that_are_not_decoders(parts):
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
 
     _, device, compute, fabric = parts
     with pytest.raises(ConfigError, match="decoder LLM plans"):
@@ -111,7 +111,7 @@ def test_search_refuses_models_that_are_not_decoders(parts):
 
 
 def test_search_task_through_the_runner_and_the_fabric_comparison():
-    from ddlsim.runner import run
+    from ddlsim.app.runner import run
 
     overrides = ["experiment=search", "model.config=gpt2", "model.global_batch=16", "task.gpus=[4,8]",
                  "task.tensor=[1,2]", "task.context=[1]", "task.virtual_stages=[1]", "task.top=2",

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import ddlsim
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 
 TRAIN = ["experiment=single", "task=train", "collective=best"]
 
@@ -100,7 +100,7 @@ def test_a_fabric_can_get_its_own_collective_algorithm():
     assert all(row[key] != "direct" for key in row if key.startswith("comm_") and key.endswith("_algorithm"))
     other, _ = train_row("fabric=superpod", "model.target_loss=2.2", per_fabric)
     assert other["algorithm"] == "best"
-    from ddlsim.errors import ConfigError
+    from ddlsim.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="task.collectives.nofabric"):
         ddlsim.build_components([*TRAIN, "+task.collectives={nofabric: {name: ring}}"])
@@ -121,7 +121,7 @@ def test_a_pipelined_run_reports_its_bubble_apart_from_communication():
 
 def test_a_target_loss_outside_the_scaling_laws_is_refused():
     """Finding 4: ``model.target_loss=100`` planned one GPU and 2.988 ms to accuracy."""
-    from ddlsim.errors import ConfigError
+    from ddlsim.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"model.target_loss = 100.0: must lie in the scaling laws' domain"):
         ddlsim.run([*TRAIN, "model.target_loss=100"])

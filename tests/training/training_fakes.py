@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.training import Pricer
-from ddlsim.types import (
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveEstimate,
     CollectiveOp,

@@ -7,10 +7,10 @@ import importlib
 
 import pytest
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network.contention.flows import FlowJob
-from ddlsim.registry import FABRICS
-from ddlsim.types import GroupLayout
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 from ddlsim.validation import simgrid_reference
 from ddlsim.validation.contention_suite import collective
 

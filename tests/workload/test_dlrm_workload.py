@@ -2,9 +2,9 @@
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import MODELS
-from ddlsim.types import CollectiveOp, GroupLayout, Phase
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import MODELS
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import EmbeddingSharding, partition_dlrm
 from ddlsim.workload.parallel import ParallelConfig

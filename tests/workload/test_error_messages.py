@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import ddlsim
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 @pytest.mark.parametrize(("key", "value"), [("pipeline", 2), ("tensor", 4)])
@@ -30,7 +30,7 @@ def test_an_unsupported_hugging_face_config_names_the_path_given(tmp_path):
 
 def test_importing_torchrec_leaves_the_root_logger_alone():
     """fbgemm_gpu would add a root handler (every log line of `ddlsim --info` printed twice)."""
-    code = ("import logging; import ddlsim.workload.torchrec_names, ddlsim.runner; "
+    code = ("import logging; import ddlsim.workload.torchrec_names, ddlsim.app.runner; "
             "root = logging.getLogger(); print(len(root.handlers), root.level)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

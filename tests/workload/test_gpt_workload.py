@@ -2,9 +2,9 @@
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import MODELS
-from ddlsim.types import CollectiveOp, Phase
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import MODELS
+from ddlsim.core.types import CollectiveOp, Phase
 from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.gpt_plan import GptShape
 from ddlsim.workload.kernels import kernels_for, total_flop

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from ddlsim.errors import ConfigError
-from ddlsim.registry import MODELS
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import MODELS
 from ddlsim.workload.llm.hf_config import decoder_shape, load_config, load_shipped, shipped_names
 from ddlsim.workload.parallel import ParallelConfig
 

@@ -27,7 +27,7 @@ def h100_bytes():
 
 def llama3_405b(seq_len):
     import ddlsim.workload.models  # noqa: F401
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
 
     return MODELS.make("hf", config="llama3_405b", precision="bf16", seq_len=seq_len,
                        global_batch=TOKENS_PER_BATCH // seq_len)

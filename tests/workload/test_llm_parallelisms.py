@@ -9,7 +9,7 @@ RMSNorm, no biases, no dropout, bf16 (2 bytes). Per layer: attention 1024 x (102
 import pytest
 from llm_fixtures import GIB, build, calls_named, llama_like, mixtral_like, phase_counts
 
-from ddlsim.types import CollectiveOp, GroupLayout, Phase
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.parallel import ParallelConfig
 

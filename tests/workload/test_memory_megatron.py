@@ -11,7 +11,7 @@ import random
 import pytest
 from llm_fixtures import GIB, llama_like
 
-from ddlsim.types import Precision
+from ddlsim.core.types import Precision
 from ddlsim.workload.llm.arithmetic import attention_core_bytes, layer_activation_bytes
 from ddlsim.workload.llm.layout import ParallelLayout
 from ddlsim.workload.llm.memory import (

@@ -2,9 +2,9 @@
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import MODELS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import MODELS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.vision import architecture_params, gradient_bytes

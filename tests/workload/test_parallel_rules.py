@@ -3,8 +3,8 @@
 import pytest
 from llm_fixtures import GIB, build, llama_like, mixtral_like
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.registry import MODELS
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import MODELS
 from ddlsim.workload.feasibility import check_plan
 from ddlsim.workload.llm.layout import ParallelLayout
 from ddlsim.workload.parallel import ParallelConfig

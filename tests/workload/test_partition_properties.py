@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import partition_dlrm

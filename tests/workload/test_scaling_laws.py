@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.workload import scaling_laws as sl
 from ddlsim.workload.architecture import stack_for_params, widen_heads
 
@@ -59,7 +59,7 @@ def test_target_losses_outside_the_fitted_domain_are_config_errors():
 
 
 def test_a_given_shape_outside_the_domain_needs_a_target_loss():
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
 
     with pytest.raises(ConfigError, match="model.layers = 1: this shape .* outside the scaling laws' domain"):
         MODELS.build({"name": "megatron", "d_model": 4, "heads": 1, "layers": 1, "target_loss": 0})

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.workload.transformer_layer import LayerShape
 
 S, B, H, A = 1024, 4, 2048, 16

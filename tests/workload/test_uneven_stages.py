@@ -9,7 +9,7 @@ first/last stages, the embedding/loss accounting, and interleaving.
 import pytest
 from llm_fixtures import GIB, build, llama_like
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.llm.stages import describe, split_layers, stage_layers
 from ddlsim.workload.parallel import ParallelConfig
@@ -77,7 +77,7 @@ def test_describe_is_compact():
 
 def llama3_405b(seq_len=8192):
     import ddlsim.workload.models  # noqa: F401
-    from ddlsim.registry import MODELS
+    from ddlsim.core.registry import MODELS
 
     return MODELS.make("hf", config="llama3_405b", precision="bf16", seq_len=seq_len, global_batch=2048)
 

@@ -1,6 +1,6 @@
 """What every collective algorithm provides: which ops it can run, and both views of a schedule.
 
-An algorithm subclass is a frozen dataclass registered in `ddlsim.registry.ALGORITHMS` with a
+An algorithm subclass is a frozen dataclass registered in `ddlsim.core.registry.ALGORITHMS` with a
 config schema (its parameters). It implements
 
 - `ops` (class attribute) and optionally `supports(fabric, op, group_size)`, returning None when
@@ -27,7 +27,7 @@ from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, ExplicitStep, Schedule
-from ddlsim.types import CollectiveOp, GroupLayout
+from ddlsim.core.types import CollectiveOp, GroupLayout
 
 ALL_OPS = frozenset(CollectiveOp) - {CollectiveOp.SEND_RECV}
 DEFAULT_VERIFICATION_SIZES = (*range(2, 65), 96, 100, 128)

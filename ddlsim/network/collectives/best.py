@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.collectives.base import CollectiveAlgorithm
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 
 @dataclass

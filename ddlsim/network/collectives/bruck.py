@@ -20,8 +20,8 @@ from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.patterns import shift_pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, ExplicitStep, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

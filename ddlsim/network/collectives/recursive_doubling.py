@@ -20,8 +20,8 @@ from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.patterns import Pairs, xor_pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 
 def fold_sizes(n: int) -> tuple[int, int]:

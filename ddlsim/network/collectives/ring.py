@@ -29,8 +29,8 @@ from ddlsim.network.collectives.base import ALL_OPS, CollectiveAlgorithm, Schedu
 from ddlsim.network.collectives.builder import Radix, ScheduleBuilder
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.schedule import ExplicitSchedule, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 
@@ -123,7 +123,7 @@ class Torus2DRing(DimensionalRing):
 
     @classmethod
     def from_config(cls, config: Torus2DConfig) -> Torus2DRing:
-        from ddlsim.errors import ConfigError
+        from ddlsim.core.errors import ConfigError
 
         if config.dim_x < 0:
             raise ConfigError("dim_x", config.dim_x, "must be >= 0 (0 chooses automatically)")
@@ -162,7 +162,7 @@ class HierarchicalRing(DimensionalRing):
 
     @classmethod
     def from_config(cls, config: HierarchicalConfig) -> HierarchicalRing:
-        from ddlsim.errors import ConfigError
+        from ddlsim.core.errors import ConfigError
 
         if any(k < 1 for k in config.dims):
             raise ConfigError("dims", list(config.dims), "every dimension must be >= 1")

@@ -33,8 +33,8 @@ from ddlsim.network.fabrics.bcube import Bcube
 from ddlsim.network.fabrics.sipac import Sipac
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def check_radix(r: int, levels: int) -> int:

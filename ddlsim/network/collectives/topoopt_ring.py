@@ -34,8 +34,8 @@ from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Pairs, shift_pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

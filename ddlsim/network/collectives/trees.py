@@ -24,8 +24,8 @@ from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.tree_shapes import Tree, heap_tree, inorder_tree, relabel, runs
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.topoopt.reconfigurable import ReconfigurableFabric
-from ddlsim.units import BITS_PER_BYTE
+from ddlsim.core.units import BITS_PER_BYTE
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.placement import Placement
 
 POLICIES = ("packed", "spread", "random")

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import NetworkCost
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import NetworkCost
 
 RAMP_NODE_CAPACITY_BPS = 12.8e12
 PAPER_SCALE_NODES = 65536

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.ramp.topology import RampDims
-from ddlsim.types import NetworkCost
+from ddlsim.core.types import NetworkCost
 
 FIXED_RECEIVER_POWER_W = 3.4
 TUNABLE_RECEIVER_POWER_W = 3.8

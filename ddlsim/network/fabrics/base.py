@@ -1,6 +1,6 @@
 """What every fabric provides: structure (nodes, domains, placement) and the price of a pattern.
 
-A fabric subclass is a frozen dataclass registered in `ddlsim.registry.FABRICS` with a config
+A fabric subclass is a frozen dataclass registered in `ddlsim.core.registry.FABRICS` with a config
 schema. The minimum it implements is
 
 - `route(src_nodes, dst_nodes)`: per-flow latency and the shared resources each flow crosses,
@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES
+from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
-from ddlsim.types import GroupLayout, NetworkCost
+from ddlsim.core.types import GroupLayout, NetworkCost
 
 _HIERARCHIES = PROCESS_CACHES.memo("network.hierarchies", maxsize=256)
 

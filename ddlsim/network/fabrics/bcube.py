@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.sipac import (
     BcubeCapabilities,
@@ -25,7 +25,7 @@ from ddlsim.network.fabrics.sipac import (
     check_bcube,
 )
 from ddlsim.network.pricing import Routes
-from ddlsim.registry import FABRICS
+from ddlsim.core.registry import FABRICS
 
 
 @dataclass

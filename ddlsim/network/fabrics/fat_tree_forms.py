@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.network.fabrics.base import expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 if TYPE_CHECKING:
     from ddlsim.network.fabrics.fat_tree import FatTree

@@ -12,14 +12,14 @@ from functools import cached_property
 
 import numpy as np
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.base import Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
-from ddlsim.registry import FABRICS
-from ddlsim.types import GroupLayout
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 
 
 @dataclass

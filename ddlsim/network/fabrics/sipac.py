@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim import units
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core import units
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
-from ddlsim.registry import FABRICS
+from ddlsim.core.registry import FABRICS
 
 _CAPACITIES = PROCESS_CACHES.memo("network.sipac_capacities", maxsize=8)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.packet.leafspine_model import LeafSpinePacketModel
 from ddlsim.network.packet.opsquare_model import OpsquarePacketModel
 from ddlsim.network.packet.reference import leafspine_params, opsquare_params

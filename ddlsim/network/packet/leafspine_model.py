@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.packet.engine import SlottedEngine
 from ddlsim.network.packet.fifo import FifoBank, occurrence_rank
 from ddlsim.network.packet.run_config import PacketRunConfig

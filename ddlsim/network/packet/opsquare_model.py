@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.opsquare.params import OpsquareParams
 from ddlsim.network.packet.engine import SlottedEngine
 from ddlsim.network.packet.fifo import FifoBank

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.network.fabrics.fat_tree import LeafSpineConfig
 from ddlsim.network.fabrics.opsquare.params import OpsquareParams
 from ddlsim.network.packet.leafspine_model import LeafSpinePacketParams

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

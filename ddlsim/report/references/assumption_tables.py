@@ -141,7 +141,7 @@ SEEDS: tuple[Seed, ...] = (
 
 
 def run_rows(overrides: Sequence[str]) -> pd.DataFrame:
-    from ddlsim.sweep_inprocess import run_sweep
+    from ddlsim.app.sweep.inprocess import run_sweep
 
     return run_sweep(list(overrides))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference, load_papers
+from ddlsim.core.papers import PaperReference, load_papers
 from ddlsim.report.reference import Comparison, register_reference
 
 if TYPE_CHECKING:

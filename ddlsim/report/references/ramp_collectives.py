@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference, load_papers
+from ddlsim.core.papers import PaperReference, load_papers
 from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     STEPS_ROWS,
@@ -235,7 +235,7 @@ def _fig21(frame: pd.DataFrame) -> pd.DataFrame:
 def fig21_tables(frame: pd.DataFrame) -> str:
     import pandas as pd
 
-    from ddlsim import units
+    from ddlsim.core import units
 
     table = _fig21(frame)
     pivot = table.assign(size=table["size_bytes"].map(units.format_size_bytes)).pivot_table(
@@ -262,7 +262,7 @@ def fig21_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 @register_reference("ramp_fig21", expects=COLLECTIVE_ROWS, figures=fig21_figures, tables=fig21_tables)
 def ramp_fig21(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """RAMP 8.4's statements about the electrical curves (the paper prints no electrical values)."""
-    from ddlsim import units
+    from ddlsim.core import units
 
     table = _fig21(frame)
     names = set(table["algorithm"])

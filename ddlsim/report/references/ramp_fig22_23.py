@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import COLLECTIVE_ROWS, Comparison, holds, ours_only, register_reference, span, stated
 from ddlsim.report.references.ramp_collectives import labelled, strategy
 
@@ -39,7 +39,7 @@ def _fig22(frame: pd.DataFrame) -> pd.DataFrame:
 def fig22_tables(frame: pd.DataFrame) -> str:
     import pandas as pd
 
-    from ddlsim import units
+    from ddlsim.core import units
 
     table = _fig22(frame)
     pivot = table.assign(size=table["size_bytes"].map(units.format_size_bytes)).pivot_table(
@@ -66,7 +66,7 @@ def fig22_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 @register_reference("ramp_fig22", expects=COLLECTIVE_ROWS, figures=fig22_figures, tables=fig22_tables)
 def ramp_fig22(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """RAMP 8.4.1's statements about Fig. 22."""
-    from ddlsim import units
+    from ddlsim.core import units
 
     table = _fig22(frame)
     if not {"ring", "rampx"} <= set(table["algorithm"]):

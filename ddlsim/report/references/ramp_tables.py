@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference, load_papers
+from ddlsim.core.papers import PaperReference, load_papers
 from ddlsim.report.reference import Comparison, register_reference
 
 if TYPE_CHECKING:

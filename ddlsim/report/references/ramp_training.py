@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     TRAINING_ROWS,

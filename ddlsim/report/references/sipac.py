@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import Comparison, has_role, ours_only, register_reference, stated
 
 if TYPE_CHECKING:

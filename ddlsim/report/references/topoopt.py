@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, register_reference, span, stated
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, ours_only, register_reference, span, stated
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ddlsim.papers import PaperReference
+from ddlsim.core.papers import PaperReference
 from ddlsim.report.reference import Comparison, ours_only, register_reference, span, stated
 
 if TYPE_CHECKING:

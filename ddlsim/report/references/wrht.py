@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ddlsim.papers import PaperReference, load_papers
+from ddlsim.core.papers import PaperReference, load_papers
 from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     STEPS_ROWS,

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import Precision, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Precision, ShardSignature
 
 if TYPE_CHECKING:
     import torch

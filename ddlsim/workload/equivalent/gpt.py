@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.equivalent.megatron_layer import DROPOUT_P, build_megatron_layer
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.types import Kernel, KernelClass, Phase
+from ddlsim.core.types import Kernel, KernelClass, Phase
 from ddlsim.workload.kernels.parts import STAT_BYTES
 from ddlsim.workload.kernels.primitives import A, gemm, memory
 from ddlsim.workload.transformer_layer import MASK_BYTES

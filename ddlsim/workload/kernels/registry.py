@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import Kernel, Phase, ShardSignature
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Kernel, Phase, ShardSignature
 
 KernelLister = Callable[[ShardSignature, Phase], list[Kernel]]
 _LISTERS: dict[str, KernelLister] = {}

@@ -32,8 +32,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from ddlsim.caches import Memo
-from ddlsim.types import (
+from ddlsim.core.caches import Memo
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
     ComputeTask,

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 
-from ddlsim.types import CollectiveCall, CollectiveOp, Phase, Precision
+from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
 from ddlsim.workload.llm.arithmetic import query_tokens
 from ddlsim.workload.llm.layout import ParallelLayout
 from ddlsim.workload.llm.shape import MOE, DecoderShape

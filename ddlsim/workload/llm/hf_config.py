@@ -31,8 +31,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ddlsim.errors import ConfigError
-from ddlsim.resources import config_file
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.resources import config_file
 from ddlsim.workload.llm.hf_fields import check_fields
 from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
 from ddlsim.workload.transformer_layer import LayerShape

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 _DENSE = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "vocab_size",
           "max_position_embeddings")

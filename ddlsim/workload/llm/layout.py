@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import GroupLayout
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import GroupLayout
 from ddlsim.workload.llm.shape import DecoderShape
 from ddlsim.workload.llm.stages import split_layers
 

@@ -56,9 +56,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsim import units
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import InfeasibleError
+from ddlsim.core import units
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.workload.llm.arithmetic import (
     attention_core_bytes,
     layer_activation_bytes,

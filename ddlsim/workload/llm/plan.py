@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.types import Precision
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import Precision
 from ddlsim.workload.llm.layout import (
     ParallelLayout,
     check_chunks,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.workload.llm.stages import split_layers
 from ddlsim.workload.transformer_layer import LayerShape
 

@@ -24,8 +24,8 @@ fewer of the two when they cannot be equal.
 
 from __future__ import annotations
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
 
 FIRST_KEY, LAST_KEY = "parallel.first_stage_layers", "parallel.last_stage_layers"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ddlsim.types import Precision, Workload
+from ddlsim.core.types import Precision, Workload
 from ddlsim.workload.llm.arithmetic import query_tokens
 from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
 from ddlsim.workload.llm.collectives import LayerCollectives

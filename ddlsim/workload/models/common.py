@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ddlsim.errors import ConfigError
-from ddlsim.types import Precision
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Precision
 
 
 def parse_precision(value: str, key: str = "precision") -> Precision:

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
-from ddlsim.registry import MODELS
-from ddlsim.types import Precision, Workload
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import MODELS
+from ddlsim.core.types import Precision, Workload
 from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.feasibility import PlanCheck, check_decoder_plan
 from ddlsim.workload.llm.blocks import KernelBytes

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.api import make_fabric
 from ddlsim.network.costs import DCN_FAT_TREE, HPC_SUPERPOD, RampCostModel
 from ddlsim.network.costs.tables import MAX_SCALE, table3_rows, table4_rows
-from ddlsim.types import NetworkCost
+from ddlsim.core.types import NetworkCost
 
 
 def _row(rows, system, sigma=1.0):

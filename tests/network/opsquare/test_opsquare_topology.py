@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.opsquare import INTER_POD, Hop, OpsquareTopology
 from ddlsim.network.fabrics.opsquare.params import SCALES, OpsquareParams
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.packet.experiment import LoadSweep, run_sweep
 
 TINY = LoadSweep(scales=(256,), localities=(0.5,), loads=(0.2, 0.8), warmup_s=1e-6, measure_s=2e-6)

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.packet.leafspine_model import LeafSpinePacketModel
 from ddlsim.network.packet.reference import LeafSpineReference, leafspine_params
 from ddlsim.network.packet.run_config import PacketRunConfig

@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.opsquare import OpsquareTopology
 from ddlsim.network.fabrics.opsquare.params import OpsquareParams
 from ddlsim.network.packet.opsquare_model import OpsquarePacketModel, pick_one_per_key

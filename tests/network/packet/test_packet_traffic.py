@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.packet.traffic import LocalityTraffic
 
 

@@ -15,7 +15,7 @@ from ddlsim.network.packet.run_config import PacketRunConfig
 from ddlsim.network.packet.traffic import MappedTraffic
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.placement import Placement
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 RUN = PacketRunConfig(load=1.0, locality=0.0, warmup_s=3e-6, measure_s=6e-6)
 

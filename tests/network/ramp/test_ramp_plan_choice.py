@@ -84,7 +84,7 @@ def _every_box(fabric, num_ranks: int):
     from ddlsim.network.collectives.rampx.algorithm import RampX
     from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
     from ddlsim.network.placement import Placement
-    from ddlsim.types import CollectiveOp, GroupLayout
+    from ddlsim.core.types import CollectiveOp, GroupLayout
 
     dims = fabric.dims
     fewest_racks = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_as_printed, table2_figures
 
 MAX = RampDims(x=32, racks=32, wavelengths=64)

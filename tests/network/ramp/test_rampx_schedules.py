@@ -16,7 +16,7 @@ from ddlsim.network.fabrics.ramp.fabric import RampConfig, RampFabric
 from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, rampx_unsupported_reason
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.verify import compare_views, verify_explicit
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 OPS = [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
 FIG8 = RampFabric.from_config(RampConfig(x=3, racks=3, wavelengths=6))
@@ -152,7 +152,7 @@ def test_network_cost_of_the_fabric() -> None:
 def test_generic_algorithms_without_pipelines_price_the_same_in_both_views_on_ramp(name) -> None:
     """Ring and RHD on RAMP (6.3.1) go through the same transcoder; pipelined algorithms (class
     windows) are priced per class in the compact view, an approximation documented in docs/ramp.md."""
-    from ddlsim.registry import ALGORITHMS
+    from ddlsim.core.registry import ALGORITHMS
 
     algorithm = ALGORITHMS.make(name)
     model = ReductionModel.from_datasheet()

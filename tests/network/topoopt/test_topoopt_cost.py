@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.topoopt import cost
 from ddlsim.network.fabrics.topoopt.technologies import TECHNOLOGIES, technology
 

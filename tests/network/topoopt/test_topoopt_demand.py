@@ -7,7 +7,7 @@ import pytest
 
 from ddlsim.network.fabrics.topoopt.demand import call_pairs, server_layout, server_traffic
 from ddlsim.training.reconfiguration import iteration_phases as workload_phases
-from ddlsim.types import (
+from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
     ComputeTask,

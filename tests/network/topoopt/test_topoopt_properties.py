@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsim.network import CollectiveEstimator, make_fabric
-from ddlsim.types import CollectiveOp
+from ddlsim.core.types import CollectiveOp
 
 FABRICS = {
     "topoopt": make_fabric("topoopt", num_servers=64, gpus_per_server=2),

@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import allocate_circuits, connect_circuits, ocs_reconfig
 from ddlsim.training.reconfiguration import ReconfigPhase as Phase

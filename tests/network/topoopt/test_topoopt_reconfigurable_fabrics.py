@@ -8,7 +8,7 @@ import pytest
 from ddlsim.network import estimate_collective, make_fabric
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 GBPS = 1e9
 

@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.mp_topology import mp_matchings
 from ddlsim.network.fabrics.topoopt.topology_finder import (
     AllReduceDemand,
     split_degree,
     topology_finder,
 )
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 def test_split_degree_by_traffic_share():

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.optical_ring.budget import (
     OpticalBudget,
     bit_error_rate,

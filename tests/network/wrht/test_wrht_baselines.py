@@ -10,7 +10,7 @@ import ddlsim.network.collectives.binomial_tree  # noqa: F401  (registers the ba
 import ddlsim.network.collectives.recursive_doubling  # noqa: F401
 import ddlsim.network.collectives.wrht  # noqa: F401
 import ddlsim.network.collectives.wrht_hring  # noqa: F401
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.recursive_doubling import fold_sizes
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.collectives import wrht
 from ddlsim.network.collectives.wrht import StageKind
 

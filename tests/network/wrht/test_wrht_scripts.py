@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ddlsim.network.fabrics.optical_ring.section4 import budget_rows
-from ddlsim.reproduce import reproduce
+from ddlsim.app.sweep.reproduce import reproduce
 
 
 def test_table1_reproduction(tmp_path):

@@ -28,8 +28,8 @@ from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.ramp.fabric import RampConfig, RampFabric
 from ddlsim.network.fabrics.ramp.placement import rampx_unsupported_reason
 from ddlsim.network.schedule import ExplicitSchedule, Schedule
-from ddlsim.registry import ALGORITHMS
-from ddlsim.types import CollectiveOp
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

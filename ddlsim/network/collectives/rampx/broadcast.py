@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.rampx.layout import RampXLayout
 from ddlsim.network.patterns import Pairs

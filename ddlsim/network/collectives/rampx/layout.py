@@ -18,8 +18,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.rampx.plan import RampXPlan
 from ddlsim.network.fabrics.ramp.fabric import RampFabric

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 STEPS = (1, 2, 3, 4)
 FORMULATIONS = (1, 2)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.opsquare.topology import OpsquareTopology
 
 SCALES: dict[int, tuple[int, int, int]] = {256: (16, 16, 4), 1024: (32, 32, 8)}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 INTER_POD = -1
 """Channel code of the inter-pod transceiver in `Hop.channel` (intra-pod channels are 0..P-1)."""

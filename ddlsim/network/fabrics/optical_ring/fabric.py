@@ -21,16 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.optical_ring import rwa
 from ddlsim.network.fabrics.optical_ring.params import OpticalRingConfig, OpticalRingSpec
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
-from ddlsim.registry import FABRICS
-from ddlsim.types import GroupLayout
-from ddlsim.units import BITS_PER_BYTE
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 
 
 @FABRICS.register("optical_ring", OpticalRingConfig,

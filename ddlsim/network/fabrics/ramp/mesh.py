@@ -25,7 +25,7 @@ import numpy as np
 from ddlsim.network.fabrics.ramp.topology import RampDims
 from ddlsim.network.patterns import Mesh
 from ddlsim.network.placement import Placement, job_ranks
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 def mesh_members(mesh: Mesh, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:

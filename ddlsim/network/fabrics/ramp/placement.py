@@ -36,7 +36,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ddlsim.errors import InfeasibleError
+from ddlsim.core.errors import InfeasibleError
 from ddlsim.network.fabrics.ramp.topology import RampDims
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def _positive_int(value: object, key: str) -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.ramp.topology import RampDims
 
 SUBNET_KINDS = ("broadcast_select", "route_broadcast", "route_switch")

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.topoopt import cost
 from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy

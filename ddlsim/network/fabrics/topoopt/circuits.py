@@ -25,8 +25,8 @@ from functools import cached_property
 
 import numpy as np
 
-from ddlsim.caches import PROCESS_CACHES
-from ddlsim.errors import ConfigError
+from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import ocs_reconfig
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology
 

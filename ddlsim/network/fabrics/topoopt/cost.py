@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ddlsim import units
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.types import NetworkCost
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import NetworkCost
 
 # Table 2: link bandwidth (Gbps) -> (transceiver, NIC, electrical switch port) in USD.
 _TABLE2_USD: dict[int, tuple[float, float, float]] = {

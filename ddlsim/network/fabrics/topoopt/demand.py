@@ -2,7 +2,7 @@
 
 TopologyFinder (Algorithm 1) and the reconfigurable baselines need, per training iteration, the
 bytes each server sends each other server. This module derives them from the collective calls of
-a `ddlsim.types.Workload` (so network/ never imports workload/):
+a `ddlsim.core.types.Workload` (so network/ never imports workload/):
 
 * all-reduce, reduce-scatter and all-gather are *AllReduce* traffic (mutable: any ring order
   does): a ring over each group in position order, 2(k-1)/k x size per neighbour pair for an
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand
-from ddlsim.types import CollectiveCall, CollectiveOp, GroupLayout, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Workload
 
 Op = CollectiveOp
 RING_OPS = frozenset({Op.ALL_REDUCE, Op.REDUCE_SCATTER, Op.ALL_GATHER})

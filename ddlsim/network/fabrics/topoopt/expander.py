@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddlsim import units
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.topoopt.cost import expander_cost
 from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology, expander_topology
-from ddlsim.registry import FABRICS
-from ddlsim.types import NetworkCost
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import NetworkCost
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def symmetric_demand(demand: np.ndarray) -> np.ndarray:

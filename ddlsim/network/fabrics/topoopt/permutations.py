@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 def _primes_below(limit: int) -> np.ndarray:

@@ -8,7 +8,7 @@ which the jobs are placed side by side.
 
 from __future__ import annotations
 
-from ddlsim import units
+from ddlsim.core import units
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.topoopt.baselines import TOPOOPT
 

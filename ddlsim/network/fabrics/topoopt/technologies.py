@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim import units
-from ddlsim.errors import ConfigError
+from ddlsim.core import units
+from ddlsim.core.errors import ConfigError
 
 
 @dataclass(frozen=True)

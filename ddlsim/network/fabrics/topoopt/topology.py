@@ -24,9 +24,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ddlsim.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.network.fabrics.topoopt.coin_change import CoinRoutes, coin_change_mod
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 MAX_EXPLICIT_NODES = 2048
 _ECMP_CELLS = 4_000_000  # links x destinations handled at once by the ECMP router (bounds memory)

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.topoopt.mp_topology import mp_matchings
 from ddlsim.network.fabrics.topoopt.permutations import select_permutations, totient_perms
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology, ring_links
-from ddlsim.types import GroupLayout
+from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
     result.frame, result.report.text, result.report.paths
 
 This is `ddlsim experiment=<name>` without a Hydra app: the sweep runs job after job in this
-process (`ddlsim.sweep_inprocess.run_sweep`, the same rows as the command line), then the
+process (`ddlsim.app.sweep.inprocess.run_sweep`, the same rows as the command line), then the
 report writes results.csv/.parquet, side_by_side.csv and the figures under the directory and
 returns the summary and side-by-side text. The scripts in ``scripts/`` are its command line
 (`reproduce_main`); ``ddlsim experiment=<name>`` runs the same sweep with resume, progress and
@@ -37,8 +37,8 @@ def reproduce(experiment: str, out: str | Path, overrides: Sequence[str] = (), *
               progress: Callable[[int, int, list[str]], Any] | None = None) -> Reproduction:
     """Run ``experiment=<experiment>`` with `overrides` (narrowing or changing its sweep) and report it under `out`."""
     from ddlsim.report.make import make_report
-    from ddlsim.sweep import report_settings
-    from ddlsim.sweep_inprocess import run_sweep, sweep_config
+    from ddlsim.app.sweep.callbacks import report_settings
+    from ddlsim.app.sweep.inprocess import run_sweep, sweep_config
 
     arguments = [f"experiment={experiment}", *overrides]
     started = time.perf_counter()
@@ -59,7 +59,7 @@ def reproduce_main(experiments: str | Sequence[str], description: str, argv: Seq
 
     from tqdm import tqdm
 
-    from ddlsim.errors import DdlsimError
+    from ddlsim.core.errors import DdlsimError
 
     names = [experiments] if isinstance(experiments, str) else list(experiments)
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)

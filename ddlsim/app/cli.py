@@ -12,7 +12,7 @@ A reader that stops reading (``ddlsim --help | head``) ends the command quietly 
 the status of a process that SIGPIPE stopped.
 
 Inside a sweep (``-m``) a point that cannot run is a row with its ``status`` instead, and the
-sweep goes on (`ddlsim.runner.run_point`). Set DDLSIM_DEBUG=1 (or HYDRA_FULL_ERROR=1) to see the full
+sweep goes on (`ddlsim.app.runner.run_point`). Set DDLSIM_DEBUG=1 (or HYDRA_FULL_ERROR=1) to see the full
 traceback, with the library error it came from chained as its cause.
 
 `main(argv)` may be called in-process (tests do): it returns the exit status and, given `argv`,
@@ -36,16 +36,16 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from ddlsim.cli_arguments import normalise_arguments
-from ddlsim.cli_help import help_overrides, render_help
-from ddlsim.config_store import config_dir, register_configs, register_sweeper
-from ddlsim.errors import DdlsimError, InfeasibleError, debug_enabled
-from ddlsim.files import check_writable_files
-from ddlsim.group_objects import JOB_OBJECTS
-from ddlsim.registry import omegaconf_error_to_config_error
+from ddlsim.app.arguments import normalise_arguments
+from ddlsim.app.help import help_overrides, render_help
+from ddlsim.app.config_store import config_dir, register_configs, register_sweeper
+from ddlsim.core.errors import DdlsimError, InfeasibleError, debug_enabled
+from ddlsim.core.files import check_writable_files
+from ddlsim.app.group_objects import JOB_OBJECTS
+from ddlsim.core.registry import omegaconf_error_to_config_error
 from ddlsim.report.results import result_names, write_results
-from ddlsim.runner import run, run_point
-from ddlsim.sweep import SweepAborted, clear_job_marker, job_finished, mark_job_finished
+from ddlsim.app.runner import run, run_point
+from ddlsim.app.sweep.callbacks import SweepAborted, clear_job_marker, job_finished, mark_job_finished
 
 EXIT_INVALID = 2
 EXIT_INFEASIBLE = 3

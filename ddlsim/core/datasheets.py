@@ -1,7 +1,7 @@
 """Vendor datasheet figures of compute devices, shared by `compute/` (roofline of compute tasks)
 and `network/` (roofline of the local reductions inside collectives).
 
-Values are strings with units, parsed by `ddlsim.units` where they are used.
+Values are strings with units, parsed by `ddlsim.core.units` where they are used.
 """
 
 from __future__ import annotations

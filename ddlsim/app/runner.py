@@ -6,9 +6,9 @@ the components to the chosen task and raises `ConfigError` or `InfeasibleError` 
 that cannot run. `run_point()` is one point of a sweep: such a point becomes a row whose
 ``status`` says why (``infeasible: ...`` or ``invalid: ...``), so that the sweep goes on.
 
-A sweep from Python is a loop over `ddlsim.Session` (`ddlsim.session`: it composes once per set
+A sweep from Python is a loop over `ddlsim.Session` (`ddlsim.app.session`: it composes once per set
 of group choices and reuses unchanged groups' objects, milliseconds per configuration instead of
-the ~0.1 s of a composition); `ddlsim.sweep_inprocess.run_sweep` runs a ``-m`` sweep, with the
+the ~0.1 s of a composition); `ddlsim.app.sweep.inprocess.run_sweep` runs a ``-m`` sweep, with the
 same expansion of ``a=1,2`` as ``ddlsim -m``::
 
     session = ddlsim.Session(["experiment=single", "fabric=ramp"])
@@ -27,13 +27,13 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from ddlsim.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
-from ddlsim.catalog import load_all
+from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
+from ddlsim.app.catalog import load_all
 from ddlsim.compute.model import ComputeConfig, ComputeModel
-from ddlsim.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
-from ddlsim.errors import ConfigError, DdlsimError, InfeasibleError
-from ddlsim.group_objects import GroupObjects
-from ddlsim.registry import (
+from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.app.group_objects import GroupObjects
+from ddlsim.core.registry import (
     ALGORITHMS,
     DEVICES,
     FABRICS,
@@ -208,7 +208,7 @@ def run_point(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = No
               output_dir: str | os.PathLike[str] | None = None, objects: GroupObjects | None = None) -> TaskResult:
     """`run`, as one point of a sweep: a point that cannot run is a row with its reason.
 
-    `objects`: the sweep's `GroupObjects`, reused from point to point (see `ddlsim.group_objects`).
+    `objects`: the sweep's `GroupObjects`, reused from point to point (see `ddlsim.app.group_objects`).
 
     The row holds the point's labels (`point_labels`) and ``status`` = ``infeasible: <reason>``
     or ``invalid: <key = value: rule>``. With ``task.on_infeasible=error`` the error is raised.

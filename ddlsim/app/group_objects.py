@@ -18,7 +18,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ddlsim.caches import Memo
+from ddlsim.core.caches import Memo
 
 # Groups whose object is also built from another group's config.
 ALSO_READS: dict[str, tuple[str, ...]] = {"compute": ("device",)}
@@ -38,7 +38,7 @@ class GroupObjects:
         self._objects = Memo("group_objects", maxsize)
 
     def builder(self, config: DictConfig) -> Builder:
-        """The ``build(group, make)`` hook of `ddlsim.runner.assemble_components` for `config`."""
+        """The ``build(group, make)`` hook of `ddlsim.app.runner.assemble_components` for `config`."""
 
         def build(group: str, make: Callable[[], Any]) -> Any:
             key = (group, *(_content(config.get(name)) for name in (group, *ALSO_READS.get(group, ()))))
@@ -47,4 +47,4 @@ class GroupObjects:
         return build
 
 
-JOB_OBJECTS = GroupObjects()  # the objects of the sweep jobs this process runs (`ddlsim.cli`)
+JOB_OBJECTS = GroupObjects()  # the objects of the sweep jobs this process runs (`ddlsim.app.cli`)

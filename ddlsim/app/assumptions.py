@@ -30,7 +30,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 FAITHFUL = "faithful"
 _BY_OPTION = ("model", "fabric", "collective", "task")

@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from ddlsim.errors import NO_VALUE, ConfigError
+from ddlsim.core.errors import NO_VALUE, ConfigError
 
 T = TypeVar("T")
 

@@ -2,15 +2,15 @@
 
     frame = run_sweep(["experiment=ramp_megatron"])
 
-This is the documented loop over `ddlsim.compose()` (see `ddlsim.runner`): the sweep is
+This is the documented loop over `ddlsim.compose()` (see `ddlsim.app.runner`): the sweep is
 expanded as Hydra's basic sweeper does (config ``hydra.sweeper.params`` first, then the given
-overrides; the last value of a key wins; `ddlsim.sweep.expand_sweep`), and every job's config
+overrides; the last value of a key wins; `ddlsim.app.sweep.callbacks.expand_sweep`), and every job's config
 is composed and run with `ddlsim.run_point`, so a point that cannot run is a row with its
 status. Composing costs about 0.1 s, so each distinct set of group choices (``fabric=ramp``,
 ...) is composed once and plain value overrides (``model.target_loss=2.0``) are applied to a
 copy. Rows are labelled from the composed config itself, so they equal the command line's; the
 result adds the ``job`` and ``overrides`` columns of a gathered sweep. Only Hydra's public
-compose API is used. Scripts, tests and benchmarks use this (`ddlsim.reproduce`); ``ddlsim -m`` remains the way to
+compose API is used. Scripts, tests and benchmarks use this (`ddlsim.app.sweep.reproduce`); ``ddlsim -m`` remains the way to
 run sweeps in parallel, on a cluster, or resumably.
 """
 
@@ -25,13 +25,13 @@ from hydra import initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, open_dict
 
-from ddlsim.config_store import config_dir, register_configs, register_sweeper
-from ddlsim.group_objects import GroupObjects
+from ddlsim.app.config_store import config_dir, register_configs, register_sweeper
+from ddlsim.app.group_objects import GroupObjects
 from ddlsim.report.gather import job_identity
 from ddlsim.report.results import rows_to_frame
-from ddlsim.runner import run_point
-from ddlsim.sweep import expand_sweep
-from ddlsim.sweep_compose import apply_values, is_plain_value
+from ddlsim.app.runner import run_point
+from ddlsim.app.sweep.callbacks import expand_sweep
+from ddlsim.app.sweep.compose import apply_values, is_plain_value
 
 
 def _compose(overrides: Sequence[str]) -> DictConfig:
@@ -87,7 +87,7 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
 
 
 def reproduce_main(experiments: str | Sequence[str], description: str, argv: Sequence[str] | None = None) -> int:
-    """Command line of the reproduction scripts (`ddlsim.reproduce.reproduce_main`)."""
-    from ddlsim.reproduce import reproduce_main as main
+    """Command line of the reproduction scripts (`ddlsim.app.sweep.reproduce.reproduce_main`)."""
+    from ddlsim.app.sweep.reproduce import reproduce_main as main
 
     return main(experiments, description, argv)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from decimal import Decimal, localcontext
 from typing import Final
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 KILO: Final = 10**3
 MEGA: Final = 10**6

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 FILE_MODE = 0o666  # less the umask, as open() gives
 

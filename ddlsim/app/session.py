@@ -8,7 +8,7 @@
 and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`).
 Each distinct set of group choices (``fabric=superpod``, ``+key=...``) is composed with Hydra
 once; plain values (``model.target_loss=2.0``) are applied to one working copy as composition
-applies them (`ddlsim.sweep_compose.apply_values`), so they fail as a composition would. Every
+applies them (`ddlsim.app.sweep.compose.apply_values`), so they fail as a composition would. Every
 group's object (model, parallel layout, device, fabric, collective algorithm, task, compute model)
 is built once per distinct set of overrides of that group and reused, so a fabric's and the
 compute model's caches and the collective estimator's schedules and prices carry over from one
@@ -31,12 +31,12 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
-from ddlsim.assumptions import FAITHFUL, assumptions_name
-from ddlsim.errors import ConfigError, InfeasibleError
-from ddlsim.group_objects import ALSO_READS
-from ddlsim.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
-from ddlsim.runner import assemble_components, compose, failed_point, run_components
-from ddlsim.sweep_compose import apply_values, is_plain_value
+from ddlsim.app.assumptions import FAITHFUL, assumptions_name
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.app.group_objects import ALSO_READS
+from ddlsim.core.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
+from ddlsim.app.runner import assemble_components, compose, failed_point, run_components
+from ddlsim.app.sweep.compose import apply_values, is_plain_value
 from ddlsim.tasks.base import Components, TaskResult
 
 _REGISTRIES = {"model": MODELS, "device": DEVICES, "fabric": FABRICS, "collective": ALGORITHMS, "task": TASKS}

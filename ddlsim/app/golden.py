@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "default_exp
 def run_default_experiment(workdir: Path) -> Path:
     """Run `ddlsim` with no overrides but the sweep directory; return the gathered CSV."""
     sweep_dir = workdir / "sweep"
-    command = [sys.executable, "-m", "ddlsim.cli", f"hydra.sweep.dir={sweep_dir}"]
+    command = [sys.executable, "-m", "ddlsim.app.cli", f"hydra.sweep.dir={sweep_dir}"]
     result = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
         raise RuntimeError(f"ddlsim failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ddlsim.errors import ConfigError
+from ddlsim.core.errors import ConfigError
 
 
 class CollectiveOp(StrEnum):

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ddlsim.resources import config_file
+from ddlsim.core.resources import config_file
 
 PAPERS_FILE = config_file("reference", "papers.yaml")
 
 
 def papers_text() -> str:
-    """The data file's text, from the shipped configs (`ddlsim.resources`)."""
+    """The data file's text, from the shipped configs (`ddlsim.core.resources`)."""
     return PAPERS_FILE.read_text(encoding="utf-8")
 
 

@@ -38,8 +38,8 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from ddlsim.errors import ConfigError, DdlsimError
-from ddlsim.files import atomic_write_text, check_writable_files, sha256_of
+from ddlsim.core.errors import ConfigError, DdlsimError
+from ddlsim.core.files import atomic_write_text, check_writable_files, sha256_of
 from ddlsim.report.gather import (
     DEFINITION_NAME,
     DONE_NAME,
@@ -201,7 +201,7 @@ def claim_sweep_dir(sweep_dir: Path, definition: dict[str, Any], *, replace: boo
 
 class SweepAborted(BaseException):
     """Stops a sweep from a Hydra callback before any job (Hydra turns an `Exception` raised by a
-    callback into a warning). `ddlsim.cli.main` reports `error` on one line."""
+    callback into a warning). `ddlsim.app.cli.main` reports `error` on one line."""
 
     def __init__(self, error: DdlsimError) -> None:
         super().__init__(str(error))
@@ -212,7 +212,7 @@ def check_common_settings(config: DictConfig) -> None:
     """Build the sweep's shared config (command-line values, swept keys at their defaults), so
     that a bad value or unknown key every job would share stops the sweep before any work. Whether
     an assumption set has an effect depends on the swept keys: each job checks it."""
-    from ddlsim.runner import build_components
+    from ddlsim.app.runner import build_components
 
     shared = copy.deepcopy(config)
     with open_dict(shared):

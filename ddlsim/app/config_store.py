@@ -15,12 +15,12 @@ from typing import Any
 
 from omegaconf import MISSING
 
-from ddlsim.assumptions import AssumptionsConfig
-from ddlsim.catalog import load_all
+from ddlsim.app.assumptions import AssumptionsConfig
+from ddlsim.app.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
-from ddlsim.registry import ALL_REGISTRIES
+from ddlsim.core.registry import ALL_REGISTRIES
 from ddlsim.report.settings import ReportSettings
-from ddlsim.resources import configs_dir, require_configs
+from ddlsim.core.resources import configs_dir, require_configs
 from ddlsim.training.settings import TrainingConfig
 from ddlsim.workload.parallel import ParallelConfig
 
@@ -124,7 +124,7 @@ def default_options() -> dict[str, tuple[str, ...]]:
 
 
 def config_dir() -> Path:
-    """Hydra's config directory: the installed ``ddlsim.configs`` package data (see ddlsim.resources)."""
+    """Hydra's config directory: the installed ``ddlsim.configs`` package data (see ddlsim.core.resources)."""
     return require_configs()
 
 

@@ -18,7 +18,7 @@ from functools import cache
 from hydra.core.config_store import ConfigStore
 from omegaconf import OmegaConf
 
-from ddlsim.config_store import config_dir
+from ddlsim.app.config_store import config_dir
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
 _EXPERIMENT_KEYS = ("experiment=", "+experiment=", "++experiment=")

@@ -28,7 +28,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from ddlsim.config_store import GROUPS, config_dir
+from ddlsim.app.config_store import GROUPS, config_dir
 
 
 @functools.lru_cache(maxsize=256)

@@ -24,7 +24,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.object_type import ObjectType
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from ddlsim.config_store import config_dir, register_configs
+from ddlsim.app.config_store import config_dir, register_configs
 
 HELP_FLAGS = ("--help", "-h")
 _HANDLED_SOURCES = {"file", "structured"}

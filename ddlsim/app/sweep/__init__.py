@@ -1,0 +1,1 @@
+"""ddlsim.app.sweep."""

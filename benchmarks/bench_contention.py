@@ -29,8 +29,8 @@ def iteration_case(gpus: int, repeats: int) -> None:
     import ddlsim.workload.models  # noqa: F401  (registers model=hf)
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
-    from ddlsim.network.api import make_fabric
     from ddlsim.core.registry import MODELS
+    from ddlsim.network.api import make_fabric
     from ddlsim.training import Pricer, TrainingSettings, simulate_training
     from ddlsim.training.run import compute_timer, network_timer, reduction_model
     from ddlsim.workload.parallel import ParallelConfig

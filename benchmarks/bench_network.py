@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ddlsim  # noqa: E402
 from ddlsim.app.catalog import load_all  # noqa: E402
 from ddlsim.core.errors import InfeasibleError  # noqa: E402
-from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
 from ddlsim.core.registry import ALGORITHMS  # noqa: E402
 from ddlsim.core.types import CollectiveOp  # noqa: E402
+from ddlsim.network import CollectiveEstimator, make_fabric  # noqa: E402
 
 THRESHOLDS_S = (0.010, 0.020, 0.100)
 TARGET_MEDIAN_S, TARGET_MAX_S, TARGET_BYTES = 0.010, 0.100, 10**9

@@ -36,8 +36,8 @@ def build_search(fabric_name: str):
     import ddlsim.workload.models  # noqa: F401  (registers model=hf)
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
-    from ddlsim.network.api import make_fabric
     from ddlsim.core.registry import MODELS
+    from ddlsim.network.api import make_fabric
     from ddlsim.tasks.search import PlanSearch
     from ddlsim.tasks.search_space import SearchSpace
     from ddlsim.training import TrainingSettings

@@ -58,8 +58,8 @@ def _ramp_group_size(scratch: Path) -> tuple[pd.DataFrame, Path]:
 
 def _topoopt_fig16(scratch: Path) -> tuple[pd.DataFrame, Path]:
     """TopoOpt Fig. 16 (`experiment=topoopt_fig16`): average and tail iteration time per system and load."""
-    from ddlsim.report.references.topoopt_shared import fig16_points
     from ddlsim.app.sweep.reproduce import reproduce
+    from ddlsim.report.references.topoopt_shared import fig16_points
 
     result = reproduce("topoopt_fig16", scratch / "fig16", ["task.progress=false"])
     picture = next(path for path in result.report.paths if path.name == "fig16.png")

@@ -11,9 +11,9 @@ default reproductions/wrht_table1), then writes wavelengths.csv and optical_budg
 import sys
 from pathlib import Path
 
+from ddlsim.app.sweep.reproduce import reproduce_main
 from ddlsim.network.fabrics.optical_ring.section4 import budget_rows, required_snr_text, wavelength_rows
 from ddlsim.report.table import write_rows
-from ddlsim.app.sweep.reproduce import reproduce_main
 
 if __name__ == "__main__":
     status = reproduce_main("wrht_table1", __doc__)

@@ -8,9 +8,9 @@ from omegaconf import OmegaConf
 import ddlsim
 from ddlsim.app.assumptions import apply_assumptions
 from ddlsim.app.config_store import group_options
+from ddlsim.app.runner import build_components, compose
 from ddlsim.core.errors import ConfigError
 from ddlsim.network.api import estimate_collective, make_fabric
-from ddlsim.app.runner import build_components, compose
 from ddlsim.workload.ramp_reference import TABLE9
 
 MEGATRON_CE_1_5 = ["experiment=single", "model=megatron", "model.target_loss=1.5", "fabric=ideal",

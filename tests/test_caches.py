@@ -11,8 +11,8 @@ import pytest
 
 import ddlsim
 import ddlsim.network
-from ddlsim.core.caches import PROCESS_CACHES, FileStamp, Memo, live_caches
 from ddlsim.compute.model import ComputeConfig, ComputeModel
+from ddlsim.core.caches import PROCESS_CACHES, FileStamp, Memo, live_caches
 from ddlsim.core.registry import DEVICES, MODELS
 from ddlsim.report.display import display_table
 from ddlsim.workload.llm.blocks import KernelBytes

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ddlsim.app.cli import main
 from ddlsim.app.arguments import normalise_arguments
+from ddlsim.app.cli import main
 from ddlsim.app.config_store import register_configs
 
 

@@ -10,8 +10,8 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.singleton import Singleton
 
 from ddlsim.app.cli import main
-from ddlsim.app.help import help_overrides
 from ddlsim.app.config_store import config_dir
+from ddlsim.app.help import help_overrides
 
 
 def hydra_own_help(capsys, arguments: list[str]) -> str:

@@ -14,8 +14,8 @@ import pandas as pd
 
 import ddlsim
 from ddlsim.app.cli import main
-from ddlsim.report.results import write_results
 from ddlsim.app.sweep.inprocess import run_sweep
+from ddlsim.report.results import write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 # A YAML variant of a fabric (its label differs from its registered name) and of a model.

@@ -37,15 +37,15 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.app.arguments import normalise_arguments
-from ddlsim.app.help import help_overrides, render_help
 from ddlsim.app.config_store import config_dir, register_configs, register_sweeper
-from ddlsim.core.errors import DdlsimError, InfeasibleError, debug_enabled
-from ddlsim.core.files import check_writable_files
 from ddlsim.app.group_objects import JOB_OBJECTS
-from ddlsim.core.registry import omegaconf_error_to_config_error
-from ddlsim.report.results import result_names, write_results
+from ddlsim.app.help import help_overrides, render_help
 from ddlsim.app.runner import run, run_point
 from ddlsim.app.sweep.callbacks import SweepAborted, clear_job_marker, job_finished, mark_job_finished
+from ddlsim.core.errors import DdlsimError, InfeasibleError, debug_enabled
+from ddlsim.core.files import check_writable_files
+from ddlsim.core.registry import omegaconf_error_to_config_error
+from ddlsim.report.results import result_names, write_results
 
 EXIT_INVALID = 2
 EXIT_INFEASIBLE = 3

@@ -19,8 +19,8 @@ from ddlsim.app.assumptions import AssumptionsConfig
 from ddlsim.app.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.core.registry import ALL_REGISTRIES
-from ddlsim.report.settings import ReportSettings
 from ddlsim.core.resources import configs_dir, require_configs
+from ddlsim.report.settings import ReportSettings
 from ddlsim.training.settings import TrainingConfig
 from ddlsim.workload.parallel import ParallelConfig
 

@@ -29,10 +29,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
 from ddlsim.app.catalog import load_all
-from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
-from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.app.group_objects import GroupObjects
+from ddlsim.compute.model import ComputeConfig, ComputeModel
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
 from ddlsim.core.registry import (
     ALGORITHMS,
     DEVICES,

@@ -32,11 +32,11 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
 from ddlsim.app.assumptions import FAITHFUL, assumptions_name
-from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.app.group_objects import ALSO_READS
-from ddlsim.core.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
 from ddlsim.app.runner import assemble_components, compose, failed_point, run_components
 from ddlsim.app.sweep.compose import apply_values, is_plain_value
+from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
 from ddlsim.tasks.base import Components, TaskResult
 
 _REGISTRIES = {"model": MODELS, "device": DEVICES, "fabric": FABRICS, "collective": ALGORITHMS, "task": TASKS}

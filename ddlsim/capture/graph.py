@@ -35,8 +35,6 @@ from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
 from ddlsim.capture.streams import DEFAULT_STREAM
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pricing import Pricer
 from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
@@ -46,6 +44,8 @@ from ddlsim.core.types import (
     Phase,
     ShardSignature,
 )
+from ddlsim.training.graph import IterationGraph
+from ddlsim.training.pricing import Pricer
 
 OP_KEY_COLUMNS = ("op", "flop", "read_bytes", "write_bytes", "gemm_m", "gemm_n", "gemm_k", "gemm_batch", "dtype")
 OP_KEY = attrgetter(*OP_KEY_COLUMNS)

@@ -38,6 +38,7 @@ from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.throughput import model_flop, step_batch
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.resources import configs_dir
+from ddlsim.core.types import Precision, Workload
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
@@ -45,7 +46,6 @@ from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, peak_of, placed
 from ddlsim.training.timeline import Placement, summarize
-from ddlsim.core.types import Precision, Workload
 
 CONFIGS = configs_dir()
 
@@ -118,8 +118,8 @@ def make_compute(compute: Any, device: Any) -> Any:
 
 
 def make_fabric_object(fabric: Any) -> Any:
-    from ddlsim.network.api import make_fabric
     from ddlsim.core.registry import FABRICS
+    from ddlsim.network.api import make_fabric
 
     if isinstance(fabric, str):
         return make_fabric(fabric)

@@ -52,10 +52,10 @@ from ddlsim.chakra.schema import (
     compute_ops,
 )
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
 
 MICROSECONDS = 1e6
 

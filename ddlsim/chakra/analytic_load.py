@@ -25,6 +25,7 @@ from ddlsim.chakra.files import attribute, read_et
 from ddlsim.chakra.graph_records import FORMAT, compute_estimate_of, settings_of, task_of, workload_of
 from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, Workload
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.training.pricing import Pricer
@@ -32,7 +33,6 @@ from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, peak_of, placed
 from ddlsim.training.timeline import summarize
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, Workload
 
 
 class AnalyticTraceResult(ProgramResult):

@@ -14,8 +14,6 @@ import dataclasses
 from typing import Any
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.training.graph import Op, OpKind
-from ddlsim.training.settings import TrainingSettings
 from ddlsim.core.types import (
     CollectiveCall,
     ComputeEstimate,
@@ -25,6 +23,8 @@ from ddlsim.core.types import (
     ShardSignature,
     Workload,
 )
+from ddlsim.training.graph import Op, OpKind
+from ddlsim.training.settings import TrainingSettings
 
 FORMAT = "ddlsim.analytic/1"
 # The settings that shaped the graph (its streams, buckets and schedule); contention is the importer's.

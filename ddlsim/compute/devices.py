@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.core import units
 from ddlsim.compute.identity import local_cpu_name
+from ddlsim.core import units
 from ddlsim.core.datasheets import DATASHEETS
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import DEVICES

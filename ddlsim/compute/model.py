@@ -20,11 +20,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ddlsim.core import units
-from ddlsim.core.caches import Memo
 from ddlsim.compute.devices import DeviceSpec
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, Efficiency, Roofline
 from ddlsim.compute.store import ProfileStore, work_size
+from ddlsim.core import units
+from ddlsim.core.caches import Memo
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.resources import profiles_dir
 from ddlsim.core.types import ComputeEstimate, ComputeSource, ComputeTask

@@ -27,12 +27,12 @@ import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from ddlsim.core import units
 from ddlsim.compute.counting import WorkCount, count_work
 from ddlsim.compute.identity import DeviceIdentity
 from ddlsim.compute.profile_settings import DEFAULT_SETTINGS, ProfileSettings
 from ddlsim.compute.recompute import on_recompute
 from ddlsim.compute.timeline import Activity, Window, attribute, summarise
+from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import Phase, Precision, ShardSignature
 

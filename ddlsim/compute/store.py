@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ddlsim.core.caches import PROCESS_CACHES, FileStamp
 from ddlsim.compute.identity import device_slug
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
+from ddlsim.core.caches import PROCESS_CACHES, FileStamp
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Phase, ShardSignature
 

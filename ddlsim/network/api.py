@@ -19,13 +19,13 @@ from omegaconf import OmegaConf
 
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.resources import config_file
+from ddlsim.core.types import CollectiveEstimate, CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.resources import config_file
-from ddlsim.core.types import CollectiveEstimate, CollectiveOp, GroupLayout
 
 FABRIC_CONFIG_DIR = config_file("fabric")
 

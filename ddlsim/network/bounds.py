@@ -54,10 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import DdlsimError
-from ddlsim.network.fabrics.base import Fabric
-from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.core.units import BITS_PER_BYTE
+from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.placement import Placement, job_ranks
 
 Op = CollectiveOp
 RELATIVE_TOLERANCE = 1e-9

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.caches import Memo
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, window_max
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Schedule
-from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True)

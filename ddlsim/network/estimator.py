@@ -17,6 +17,8 @@ from typing import Any
 from ddlsim.core import units
 from ddlsim.core.caches import Memo
 from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
 from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.estimate import Breakdown, StepPricer, price_schedule
@@ -24,8 +26,6 @@ from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel, resolve_reduction_model
 from ddlsim.network.schedule import Schedule
 from ddlsim.network.selection import floor_s, rough_price_s
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
 
 PRUNE_MARGIN = 1e-9
 

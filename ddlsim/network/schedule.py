@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.patterns import Pattern
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network.patterns import Pattern
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.estimate import StepPricer, data_hops, schedule_compute_s
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.schedule import CompactStep, Schedule
-from ddlsim.core.types import GroupLayout
 
 
 def latency_floor_s(schedule: Schedule, pricer: StepPricer) -> float:

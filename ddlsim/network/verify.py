@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep
 
 Op = CollectiveOp
 

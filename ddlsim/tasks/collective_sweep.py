@@ -30,14 +30,14 @@ from typing import Any, ClassVar
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import TASKS
+from ddlsim.core.types import CollectiveOp, GroupLayout, Precision
 from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.reduction import ReductionModel
-from ddlsim.core.registry import TASKS
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, check_rank_counts, choices_for, parse_ops
 from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.tasks.fabric_variants import check_bandwidth_keys, fabric_node, parse_bandwidths, with_node_bandwidth
-from ddlsim.core.types import CollectiveOp, GroupLayout, Precision
 
 
 @dataclass

@@ -30,10 +30,10 @@ from omegaconf import OmegaConf
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import FABRICS, TASKS
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.base import Components, TaskResult, config_label
 from ddlsim.training.run import reduction_model
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 
 @dataclass

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.core.registry import TASKS
+from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs
@@ -74,10 +74,10 @@ def job_source(model: Any, parallel: Any, device: Any) -> Any:
 
 def job_graph(source: Any, compute: Any, timer: Any, settings: Any) -> Any:
     """One job's iteration graph (`job_source`), its collectives priced by `timer`."""
+    from ddlsim.core.types import Workload
     from ddlsim.training.pricing import Pricer
     from ddlsim.training.run import compute_timer
     from ddlsim.training.simulate import build_graph
-    from ddlsim.core.types import Workload
 
     if isinstance(source, Workload):
         return build_graph(source, Pricer(timer, compute_timer(compute)), settings)

@@ -71,8 +71,8 @@ class PatternTask:
     def run(self, components: Components) -> TaskResult:
         import numpy as np
 
-        from ddlsim.network.patterns import Mesh, Pairs
         from ddlsim.core.types import GroupLayout
+        from ddlsim.network.patterns import Mesh, Pairs
 
         n = self.num_ranks
         seed = int(components.config.get("seed", 0) or 0)

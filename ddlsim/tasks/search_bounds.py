@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, Precision, Workload
 from ddlsim.tasks.search_space import PlanKey
 from ddlsim.training.pricing import Pricer
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, Precision, Workload
 from ddlsim.workload.llm.collectives import LayerCollectives
 from ddlsim.workload.llm.plan import DecoderPlan
 from ddlsim.workload.llm.shape import DENSE, MOE, DecoderShape

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import TASKS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.report.table import format_table
 from ddlsim.tasks.algorithms import Choice, build_choices, build_per_fabric, check_rank_counts, choices_for, parse_ops
 from ddlsim.tasks.base import Components, TaskResult
-from ddlsim.core.types import CollectiveOp
 
 
 @dataclass

@@ -26,8 +26,8 @@ from omegaconf import OmegaConf
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.fabrics.topoopt.baselines import FIG11_SYSTEMS, TOPOOPT
 from ddlsim.core.registry import ALGORITHMS, TASKS
+from ddlsim.network.fabrics.topoopt.baselines import FIG11_SYSTEMS, TOPOOPT
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.tasks.train import algorithm_label

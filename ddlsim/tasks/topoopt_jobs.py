@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import TASKS
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.network.fabrics.topoopt.shared_cluster import FIG16_SYSTEMS, SHARDED, shared_fat_tree
-from ddlsim.core.registry import TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
 from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs

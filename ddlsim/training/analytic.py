@@ -27,6 +27,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from ddlsim.core.types import CollectiveCall, Workload
 from ddlsim.training.closed_form import one_f_one_b_ends
 from ddlsim.training.interleaved import interleaved_schedule
 from ddlsim.training.overlapped import overlapped_ends
@@ -38,7 +39,6 @@ from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.steps import ChunkSteps, StepCost, chunk_steps
 from ddlsim.training.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
-from ddlsim.core.types import CollectiveCall, Workload
 
 
 class _Pipeline:

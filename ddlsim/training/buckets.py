@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, Workload
 from ddlsim.training.graph import DP_STREAM, IterationGraph
 from ddlsim.training.pricing import Pricer
-from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, Workload
 
 MAX_BUCKETS = 100_000
 

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ddlsim.core.types import CollectiveCall
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.model import ContentionModel, DemandOf
 from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.training.timeline import Placement, place
-from ddlsim.core.types import CollectiveCall
 
 
 def collectives_overlap(graph: IterationGraph, placement: Placement) -> bool:

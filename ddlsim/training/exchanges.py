@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ddlsim.core.types import Workload
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.interleaved import (
     check_micro_batches,
@@ -54,7 +55,6 @@ from ddlsim.training.pipeline import (
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.core.types import Workload
 
 Deps = tuple[int, ...]
 

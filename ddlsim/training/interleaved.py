@@ -37,12 +37,12 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Workload
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import register_schedule
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.core.types import Workload
 from ddlsim.workload.llm.memory import interleaved_warmup
 
 # The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).

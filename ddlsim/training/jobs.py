@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsim.core.types import CollectiveCall
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.contention.model import ContentionModel, DemandOf
 from ddlsim.network.estimator import CollectiveEstimator
@@ -24,7 +25,6 @@ from ddlsim.training.contended import place_jobs
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import CollectiveTimer
 from ddlsim.training.run import estimator_timer
-from ddlsim.core.types import CollectiveCall
 
 TAIL_PERCENTILE = 99.0
 

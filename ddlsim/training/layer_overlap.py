@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask
 from ddlsim.training.graph import Op
 from ddlsim.training.settings import Overlap
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask
 
 AddOp = Callable[[tuple[int, ...], str], Op]
 

@@ -35,12 +35,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
 from ddlsim.training.graph import IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages, register_schedule
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
 
 MICRO_BATCH_PLAN_KEY = "micro_batches"
 VIRTUAL_STAGES_PLAN_KEY = "virtual_stages"

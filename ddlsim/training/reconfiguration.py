@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveCall, ComputeEstimate, ComputeTask, Workload
 from ddlsim.network.fabrics.topoopt.circuits import (
     Circuits,
     ReconfigPolicy,
@@ -41,7 +42,6 @@ from ddlsim.network.fabrics.topoopt.circuits import (
     same_shape,
 )
 from ddlsim.network.fabrics.topoopt.demand import call_pairs
-from ddlsim.core.types import CollectiveCall, ComputeEstimate, ComputeTask, Workload
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.caches import Memo
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Precision
 from ddlsim.training.pricing import CollectiveTimer, ComputeTimer, Pricer
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, simulate_training
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Precision
 
 _ESTIMATORS = Memo("training.estimators", 4)  # few: a large fabric's estimator holds its step prices
 

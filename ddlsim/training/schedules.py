@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, TaskBlock, Workload
 from ddlsim.training.buckets import GradientSync, add_gradient_buckets, find_gradient_sync
 from ddlsim.training.graph import COMPUTE_STREAM, IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, TaskBlock, Workload
 
 Schedule = Callable[[Workload, Pricer, TrainingSettings], IterationGraph]
 SCHEDULES: dict[str, Schedule] = {}

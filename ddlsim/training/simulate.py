@@ -20,6 +20,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsim.core.types import Precision, Workload
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph
@@ -28,7 +29,6 @@ from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import pipeline_stages, select_schedule
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
-from ddlsim.core.types import Precision, Workload
 
 NAN = float("nan")
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
 from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
 
 Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
 

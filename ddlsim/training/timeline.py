@@ -11,8 +11,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
+from ddlsim.training.graph import IterationGraph, Op, OpKind
 
 ROUNDING = 1e-12
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.timeline import Placement, place
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
 
 TRACE_NAME = "trace.json"
 MICROSECONDS = 1e6

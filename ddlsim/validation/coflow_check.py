@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.contention.flows import FlowJob, run_flows
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.resources import SharedResources
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import GroupLayout
 from ddlsim.validation.contention_suite import Case
 from ddlsim.validation.contention_table import suite_cli
 

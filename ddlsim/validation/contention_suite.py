@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.app.catalog import load_all
+from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.contention.flows import FlowJob
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement
-from ddlsim.core.registry import ALGORITHMS, FABRICS
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 MB = 1 << 20
 

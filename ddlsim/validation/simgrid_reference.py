@@ -52,9 +52,9 @@ from pathlib import Path
 import numpy as np
 
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.contention.flows import FlowJob, FlowProblem, compile_jobs
 from ddlsim.network.fabrics.base import Fabric
-from ddlsim.core.units import BITS_PER_BYTE
 
 INSTALL_HINT = ("pip install --no-build-isolation 'pybind11<3' simgrid==4.1 (needs cmake, g++ and libboost-dev; "
                 "set LD_LIBRARY_PATH to the site-packages folder holding libsimgrid.so if the import fails)")

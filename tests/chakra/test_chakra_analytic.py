@@ -15,12 +15,12 @@ from ddlsim.chakra import load_chakra, write_workload_chakra
 from ddlsim.chakra.analytic_load import AnalyticTrace
 from ddlsim.chakra.schema import ET
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import CollectiveOp
 from ddlsim.training.graph import OpKind
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.run import compute_timer, network_timer, reduction_model
 from ddlsim.training.settings import run_settings
 from ddlsim.training.simulate import build_graph
-from ddlsim.core.types import CollectiveOp
 from tests.chakra.et_decode import attrs as _attrs
 from tests.chakra.et_decode import decode_et, write_et
 

@@ -120,9 +120,9 @@ def test_the_memory_estimate_counts_adam_state_and_the_recomputed_activations():
 
 def test_profiles_go_to_the_run_directory_and_never_into_the_shipped_ones(tmp_path, one_thread):
     """Finding 10: by default ddlsim-profile wrote into the repository's profiles/."""
+    from ddlsim.app.profile import main as profile_main
     from ddlsim.compute.model import SHIPPED_PROFILES
     from ddlsim.core.errors import ConfigError
-    from ddlsim.app.profile import main as profile_main
 
     signature = f'task.signatures=["{key(1)}"]'
     with pytest.raises(ConfigError, match="task.output_dir = '': is required when the run has no directory"):

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.network import CollectiveEstimator
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network import CollectiveEstimator
 
 
 def _check_any_call(estimator: CollectiveEstimator, op: CollectiveOp, size: int, ranks: int) -> None:

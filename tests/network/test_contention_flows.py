@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp, GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network import make_fabric
 from ddlsim.network.bounds import lower_bound_s
 from ddlsim.network.contention.flow_routes import route_pairs
 from ddlsim.network.contention.flows import FlowJob, compile_jobs, run_flows
 from ddlsim.network.placement import Placement
 from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep
-from ddlsim.core.registry import ALGORITHMS, FABRICS
-from ddlsim.core.types import CollectiveOp, GroupLayout
-from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.validation.contention_suite import CASES, FABRIC_BUILDERS, MB, collective
 
 load_all()

@@ -12,11 +12,11 @@ import pytest
 
 import ddlsim
 from ddlsim.app.catalog import load_all
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network import make_fabric
 from ddlsim.network.api import FABRIC_CONFIG_DIR
-from ddlsim.core.registry import FABRICS
 from ddlsim.training.energy import NO_MODEL_SCOPE, network_energy
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 load_all()
 VARIANTS = sorted(path.stem for path in FABRIC_CONFIG_DIR.glob("*.yaml"))

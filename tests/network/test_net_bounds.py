@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 from ddlsim import estimate_collective
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.api import FABRIC_CONFIG_DIR
 from ddlsim.network.bounds import BelowPhysicalBoundError, bound_terms, cut_bytes, lower_bound_s, node_bytes
 from ddlsim.network.fabrics.ideal import IdealSwitch
 from ddlsim.network.placement import Placement
-from ddlsim.core.registry import ALGORITHMS, FABRICS
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 load_all()
 Op = CollectiveOp

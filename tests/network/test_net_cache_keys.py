@@ -19,12 +19,12 @@ import ddlsim
 import ddlsim.network
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.patterns import Mesh
 from ddlsim.network.verify import fabric_for
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 load_all()
 SIZES = (2, 6, 8, 12, 16, 32, 48, 64)

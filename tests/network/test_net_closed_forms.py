@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.types import GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.patterns import Pairs, xor_pairs
-from ddlsim.core.types import GroupLayout
 
 SHAPES = [(8, 8), (4, 16), (16, 4), (2, 8), (8, 6), (32, 2)]
 LAYOUTS = [(2, 1, 2), (4, 1, 4), (8, 1, 8), (16, 1, 16), (8, 2, 16), (4, 4, 32), (16, 2, 64), (32, 1, 64),

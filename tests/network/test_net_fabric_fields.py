@@ -16,8 +16,8 @@ import pytest
 
 import ddlsim
 from ddlsim.app.catalog import load_all
-from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.core.types import CollectiveOp, GroupLayout
+from ddlsim.network import CollectiveEstimator, make_fabric
 
 load_all()
 CALLS = [(CollectiveOp.ALL_REDUCE, 1 << 20, GroupLayout(16)), (CollectiveOp.ALL_TO_ALL, 1 << 20, GroupLayout(16)),

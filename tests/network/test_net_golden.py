@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network import estimate_collective, make_fabric
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.reduction import ReductionModel
-from ddlsim.core.types import GroupLayout
 
 ALPHA = 1e-6
 BANDWIDTH = 400e9
@@ -270,8 +270,8 @@ def test_closed_form_xor_and_shift_equal_the_listed_pairs(fabric_name):
 ])
 def test_size_bytes_is_the_nccl_tests_buffer(op, algorithm, rank, received):
     """The nccl-tests convention of CollectiveCall, seen in the bytes a rank receives."""
-    from ddlsim.network.collectives.base import ScheduleRequest
     from ddlsim.core.registry import ALGORITHMS
+    from ddlsim.network.collectives.base import ScheduleRequest
 
     n = 2 if op == "send_recv" else 8
     chosen = ALGORITHMS.make(algorithm)

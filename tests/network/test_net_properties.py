@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.network import CollectiveEstimator, make_fabric
-from ddlsim.network.collectives.pipelined_tree import PipelinedTree
 from ddlsim.core.registry import ALGORITHMS
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network import CollectiveEstimator, make_fabric
+from ddlsim.network.collectives.pipelined_tree import PipelinedTree
 
 FABRICS = {
     "ideal": make_fabric("ideal", num_nodes=4096),

@@ -17,6 +17,7 @@ import pytest
 
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.estimate import price_schedule
@@ -24,7 +25,6 @@ from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.torus_forms import shift_cost
 from ddlsim.network.patterns import Pairs, shift_pairs
 from ddlsim.network.selection import floor_s
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 OPS = [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from ddlsim.app.catalog import load_all
-from ddlsim.network.collectives.base import ScheduleRequest
-from ddlsim.network.verify import ScheduleError, fabric_for, verify_explicit
 from ddlsim.core.registry import ALGORITHMS
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.verify import ScheduleError, fabric_for, verify_explicit
 
 load_all()
 ALGORITHM_NAMES = [entry.name for entry in ALGORITHMS if not getattr(ALGORITHMS.make(entry.name), "is_selector", False)]

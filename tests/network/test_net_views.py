@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from ddlsim.app.catalog import load_all
+from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.estimate import StepPricer, price_explicit, price_schedule
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.verify import compare_views, fabric_for
-from ddlsim.core.registry import ALGORITHMS, FABRICS
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 load_all()
 MODEL = ReductionModel.from_datasheet("a100_80gb")

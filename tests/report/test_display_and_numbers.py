@@ -9,12 +9,12 @@ import pytest
 
 from ddlsim.app.config_store import group_options
 from ddlsim.core.registry import ALGORITHMS, FABRICS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.report.display import DisplayTable, display_table
 from ddlsim.report.quantities import format_duration, format_in_unit, format_number
 from ddlsim.report.summary import collective_summary, training_summary
 from ddlsim.report.table import quantity_table
 from ddlsim.tasks.train import summarize_row
-from ddlsim.core.types import CollectiveOp
 
 
 def test_every_fabric_option_has_a_label_and_a_fixed_colour():

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 import ddlsim
-from ddlsim.core.errors import ConfigError
 from ddlsim.app.sweep.reproduce import reproduce
+from ddlsim.core.errors import ConfigError
 
 
 def test_tables_rebuilt_beside_the_paper(tmp_path):

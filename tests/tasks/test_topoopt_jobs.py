@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ddlsim.network.fabrics.topoopt.shared_cluster import fat_tree_tiers
 from ddlsim.app.sweep.reproduce import reproduce
+from ddlsim.network.fabrics.topoopt.shared_cluster import fat_tree_tiers
 
 SYSTEMS = {"topoopt", "topoopt_fat_tree", "topoopt_fat_tree_oversub"}
 

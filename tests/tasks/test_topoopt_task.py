@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import ddlsim
-from ddlsim.core.errors import ConfigError
 from ddlsim.app.sweep.reproduce import reproduce
+from ddlsim.core.errors import ConfigError
 
 
 def _run(*overrides: str) -> pd.DataFrame:

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from training_fakes import AlphaBeta, FlopTimer, collective, compute
 
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.timeline import place, summarize
-from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
 
 STAGE_RANKS = 2
 REL = 1e-9

@@ -9,6 +9,7 @@ from training_fakes import DP, TP, collective, compute, layered_workload, pricer
 
 import ddlsim
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import CollectiveOp, Phase
 from ddlsim.network import make_fabric
 from ddlsim.network.contention.model import ContentionModel
 from ddlsim.network.contention.resources import Demand
@@ -18,7 +19,6 @@ from ddlsim.training.graph import IterationGraph
 from ddlsim.training.simulate import build_graph, placed
 from ddlsim.training.timeline import place, summarize
 from ddlsim.training.trace import trace_events
-from ddlsim.core.types import CollectiveOp, Phase
 
 PRICER = pricer(bytes_per_s=100.0)
 

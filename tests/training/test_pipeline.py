@@ -4,11 +4,11 @@ import pytest
 from training_fakes import AlphaBeta, FlopTimer, pipelined
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.pipeline import one_f_one_b_order, split_steps
 from ddlsim.training.schedules import select_schedule
 from ddlsim.training.timeline import place
-from ddlsim.core.types import Workload
 
 
 def run(workload, settings=None, bytes_per_s=1.0):

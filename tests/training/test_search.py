@@ -25,8 +25,8 @@ def parts():
     import ddlsim.workload.models  # noqa: F401
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
-    from ddlsim.network.api import make_fabric
     from ddlsim.core.registry import MODELS
+    from ddlsim.network.api import make_fabric
 
     model = MODELS.make("gpt", d_model=2048, heads=16, layers=8, seq_len=1024, global_batch=32)
     device = DeviceSpec.from_config(DeviceConfig(name="a100_80gb"))

@@ -22,8 +22,8 @@ def parts():
     import ddlsim.workload.models  # noqa: F401
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
-    from ddlsim.network.api import make_fabric
     from ddlsim.core.registry import MODELS
+    from ddlsim.network.api import make_fabric
 
     # 10 layers: PP 3 and 4 split only with the embedding and the loss counted (12 layers' worth).
     model = MODELS.make("gpt", d_model=1024, heads=16, layers=10, seq_len=1024, global_batch=16,

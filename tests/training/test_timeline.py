@@ -6,12 +6,12 @@ import pytest
 from training_fakes import DP, TP, collective, compute, layered_workload, pricer
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import CollectiveOp, Phase, TaskBlock, Workload
 from ddlsim.training import Overlap, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.buckets import find_gradient_sync
 from ddlsim.training.graph import DP_STREAM, IterationGraph
 from ddlsim.training.schedules import SCHEDULES, register_schedule
 from ddlsim.training.timeline import place
-from ddlsim.core.types import CollectiveOp, Phase, TaskBlock, Workload
 
 NO_OVERLAP = TrainingSettings(overlap=Overlap.NONE)
 BUCKETED = TrainingSettings(overlap=Overlap.DP_BACKWARD, bucket_size_bytes=25)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.training import Pricer
 from ddlsim.core.types import (
     CollectiveCall,
     CollectiveEstimate,
@@ -18,6 +17,7 @@ from ddlsim.core.types import (
     TaskBlock,
     Workload,
 )
+from ddlsim.training import Pricer
 
 SIGNATURE = ShardSignature(model_kind="toy_layer", shape=(("width", 8),), local_batch=2)
 

@@ -14,10 +14,10 @@ if not simgrid_available():
                 allow_module_level=True)
 pytest.importorskip("simgrid")
 
-from ddlsim.network.contention.flows import FlowJob, compile_jobs, run_flows  # noqa: E402
-from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep  # noqa: E402
 from ddlsim.core.registry import FABRICS  # noqa: E402
 from ddlsim.core.types import CollectiveOp, GroupLayout  # noqa: E402
+from ddlsim.network.contention.flows import FlowJob, compile_jobs, run_flows  # noqa: E402
+from ddlsim.network.schedule import ExplicitSchedule, ExplicitStep  # noqa: E402
 from ddlsim.validation.contention_suite import CASES, FABRIC_BUILDERS, MB, collective  # noqa: E402
 from ddlsim.validation.simgrid_reference import reference_end_s, run_problem  # noqa: E402
 

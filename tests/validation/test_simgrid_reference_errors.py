@@ -8,9 +8,9 @@ import importlib
 import pytest
 
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.network.contention.flows import FlowJob
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout
+from ddlsim.network.contention.flows import FlowJob
 from ddlsim.validation import simgrid_reference
 from ddlsim.validation.contention_suite import collective
 

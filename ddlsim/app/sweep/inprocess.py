@@ -10,8 +10,8 @@ status. Composing costs about 0.1 s, so each distinct set of group choices (``fa
 ...) is composed once and plain value overrides (``model.target_loss=2.0``) are applied to a
 copy. Rows are labelled from the composed config itself, so they equal the command line's; the
 result adds the ``job`` and ``overrides`` columns of a gathered sweep. Only Hydra's public
-compose API is used. Scripts, tests and benchmarks use this (`ddlsim.app.sweep.reproduce`); ``ddlsim -m`` remains the way to
-run sweeps in parallel, on a cluster, or resumably.
+compose API is used. Scripts, tests and benchmarks use this (`ddlsim.app.sweep.reproduce`);
+``ddlsim -m`` remains the way to run sweeps in parallel, on a cluster, or resumably.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from omegaconf import DictConfig, open_dict
 
 from ddlsim.app.config_store import config_dir, register_configs, register_sweeper
 from ddlsim.app.group_objects import GroupObjects
-from ddlsim.report.gather import job_identity
-from ddlsim.report.results import rows_to_frame
 from ddlsim.app.runner import run_point
 from ddlsim.app.sweep.callbacks import expand_sweep
 from ddlsim.app.sweep.compose import apply_values, is_plain_value
+from ddlsim.report.gather import job_identity
+from ddlsim.report.results import rows_to_frame
 
 
 def _compose(overrides: Sequence[str]) -> DictConfig:

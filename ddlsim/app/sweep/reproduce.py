@@ -36,9 +36,9 @@ class Reproduction:
 def reproduce(experiment: str, out: str | Path, overrides: Sequence[str] = (), *,
               progress: Callable[[int, int, list[str]], Any] | None = None) -> Reproduction:
     """Run ``experiment=<experiment>`` with `overrides` (narrowing or changing its sweep) and report it under `out`."""
-    from ddlsim.report.make import make_report
     from ddlsim.app.sweep.callbacks import report_settings
     from ddlsim.app.sweep.inprocess import run_sweep, sweep_config
+    from ddlsim.report.make import make_report
 
     arguments = [f"experiment={experiment}", *overrides]
     started = time.perf_counter()

@@ -23,11 +23,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, ExplicitStep, Schedule
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 ALL_OPS = frozenset(CollectiveOp) - {CollectiveOp.SEND_RECV}
 DEFAULT_VERIFICATION_SIZES = (*range(2, 65), 96, 100, 128)

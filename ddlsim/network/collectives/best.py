@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.core.registry import ALGORITHMS
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network.collectives.base import CollectiveAlgorithm
 
 
 @dataclass

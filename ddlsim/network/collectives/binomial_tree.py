@@ -18,12 +18,12 @@ from typing import ClassVar
 
 import numpy as np
 
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

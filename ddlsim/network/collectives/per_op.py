@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.core.registry import ALGORITHMS
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network.collectives.base import CollectiveAlgorithm
 
 
 @dataclass

@@ -24,13 +24,13 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives import ring_phases as phases
 from ddlsim.network.collectives.base import ALL_OPS, CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import Radix, ScheduleBuilder
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.schedule import ExplicitSchedule, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

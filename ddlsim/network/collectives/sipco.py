@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import ALL_OPS, CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.sipco_logic import all_reduce_steps
@@ -33,8 +35,6 @@ from ddlsim.network.fabrics.bcube import Bcube
 from ddlsim.network.fabrics.sipac import Sipac
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.tree_shapes import Tree, heap_tree, inorder_tree, relabel, runs
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

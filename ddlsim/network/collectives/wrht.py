@@ -23,6 +23,8 @@ from typing import ClassVar
 import numpy as np
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.fabrics.base import Fabric
@@ -31,8 +33,6 @@ from ddlsim.network.fabrics.optical_ring.fabric import OpticalRing
 from ddlsim.network.fabrics.optical_ring.params import OpticalRingConfig
 from ddlsim.network.patterns import Pairs, content_key
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 
 def last_stage_size(num_ranks: int, group_size: int) -> int:

@@ -25,6 +25,8 @@ from typing import ClassVar
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.fabrics.base import Fabric
@@ -32,8 +34,6 @@ from ddlsim.network.fabrics.optical_ring.fabric import OpticalRing
 from ddlsim.network.fabrics.optical_ring.params import OpticalRingConfig
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, ExplicitStep, Reduction, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 
 @dataclass(frozen=True)

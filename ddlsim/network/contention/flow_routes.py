@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.topoopt.reconfigurable import ReconfigurableFabric
-from ddlsim.core.units import BITS_PER_BYTE
 
 
 @dataclass(frozen=True, eq=False)

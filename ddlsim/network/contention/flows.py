@@ -33,12 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.contention.flow_routes import PairRoutes, require_flow_routes, route_pairs
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.schedule import ExplicitSchedule
-from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.caches import Memo
+from ddlsim.core.types import CollectiveCall
 from ddlsim.network.contention.resources import Demand, SharedResources, shared_resources
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import CollectiveCall
 
 DemandOf = Callable[[CollectiveCall], Demand]
 

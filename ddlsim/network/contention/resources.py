@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.caches import Memo
+from ddlsim.core.types import CollectiveOp, GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.bounds import domain_bytes, node_bytes
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
-from ddlsim.core.types import CollectiveOp, GroupLayout
-from ddlsim.core.units import BITS_PER_BYTE
 
 Op = CollectiveOp
 _ROOTED = (Op.BROADCAST, Op.REDUCE, Op.GATHER, Op.SCATTER, Op.SEND_RECV)

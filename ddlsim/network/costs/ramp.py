@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.fabrics.ramp.topology import RampDims
 from ddlsim.core.types import NetworkCost
+from ddlsim.network.fabrics.ramp.topology import RampDims
 
 FIXED_RECEIVER_POWER_W = 3.4
 TUNABLE_RECEIVER_POWER_W = 3.8

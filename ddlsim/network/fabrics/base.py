@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 
 from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
 from ddlsim.network.schedule import Schedule
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 _HIERARCHIES = PROCESS_CACHES.memo("network.hierarchies", maxsize=256)
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.sipac import (
     BcubeCapabilities,
@@ -25,7 +26,6 @@ from ddlsim.network.fabrics.sipac import (
     check_bcube,
 )
 from ddlsim.network.pricing import Routes
-from ddlsim.core.registry import FABRICS
 
 
 @dataclass

@@ -24,14 +24,14 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.costs.eps import EPS_MODELS
 from ddlsim.network.fabrics import fat_tree_forms as forms
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 
 @dataclass

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ddlsim.core import units
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
-from ddlsim.core.types import GroupLayout
 
 if TYPE_CHECKING:
     from ddlsim.network.fabrics.fat_tree import FatTree

@@ -14,12 +14,12 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import Fabric, expand_listed
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout
 
 
 @dataclass

@@ -26,9 +26,9 @@ import numpy as np
 from ddlsim.core import units
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import FABRICS
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.pricing import Routes
-from ddlsim.core.registry import FABRICS
 
 _CAPACITIES = PROCESS_CACHES.memo("network.sipac_capacities", maxsize=8)
 

@@ -20,13 +20,13 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
 from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout
 
 PADDED_HOP_ENTRIES = 1 << 22
 MAX_MESH_FLOWS = 1 << 22

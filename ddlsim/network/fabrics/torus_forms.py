@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ddlsim.core import units
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import expand_listed
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost
-from ddlsim.core.types import GroupLayout
 
 if TYPE_CHECKING:
     from ddlsim.network.fabrics.torus import Torus2D

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from ddlsim.app.catalog import load_all
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.bounds import bound_terms
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.resources import SharedResources, position_bytes
-from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout
-from ddlsim.core.units import BITS_PER_BYTE
 
 load_all()
 Op = CollectiveOp

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import NetworkCost
 from ddlsim.network.api import make_fabric
 from ddlsim.network.costs import DCN_FAT_TREE, HPC_SUPERPOD, RampCostModel
 from ddlsim.network.costs.tables import MAX_SCALE, table3_rows, table4_rows
-from ddlsim.core.types import NetworkCost
 
 
 def _row(rows, system, sigma=1.0):

@@ -6,12 +6,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator
 from ddlsim.network.api import estimate_collective, make_fabric
 from ddlsim.network.fabrics.opsquare.fabric import OpsquareFabric
 from ddlsim.network.patterns import Mesh, Pairs, shift_pairs
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 CHANNEL_S_PER_BYTE = 8 / 3.6e12
 HOP_S = 30e-9 + 10e-9  # optical preamble + label processing (no fibre by default)

@@ -9,13 +9,13 @@ head-of-line blocking and the two models must tell the same story.
 import numpy as np
 import pytest
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.api import make_fabric
 from ddlsim.network.packet.opsquare_model import OpsquarePacketModel
 from ddlsim.network.packet.run_config import PacketRunConfig
 from ddlsim.network.packet.traffic import MappedTraffic
 from ddlsim.network.patterns import Pairs
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import GroupLayout
 
 RUN = PacketRunConfig(load=1.0, locality=0.0, warmup_s=3e-6, measure_s=6e-6)
 

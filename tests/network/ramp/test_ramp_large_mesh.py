@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import ddlsim.network.fabrics.ramp.fabric as ramp_fabric
-from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.core.types import GroupLayout
+from ddlsim.network import CollectiveEstimator, make_fabric
 
 DIMS = [dict(x=4, racks=4, wavelengths=8), dict(x=3, racks=2, wavelengths=6), dict(x=4, racks=2, wavelengths=4)]
 # Placements: RAMP-x boxes (64, 128) and nodes in order (37, 45, 100), one group or several at once.

@@ -80,11 +80,11 @@ def test_ramp_estimates_equal_planning_every_rule(algorithm, monkeypatch):
 
 def _every_box(fabric, num_ranks: int):
     """The contention-aware box chosen by pricing every candidate box in full (no giving up)."""
+    from ddlsim.core.types import CollectiveOp, GroupLayout
     from ddlsim.network.collectives.base import ScheduleRequest
     from ddlsim.network.collectives.rampx.algorithm import RampX
     from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
     from ddlsim.network.placement import Placement
-    from ddlsim.core.types import CollectiveOp, GroupLayout
 
     dims = fabric.dims
     fewest_racks = {}

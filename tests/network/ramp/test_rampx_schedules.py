@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.rampx import broadcast as bcast
 from ddlsim.network.collectives.rampx.algorithm import RampX, RampXRing
@@ -16,7 +17,6 @@ from ddlsim.network.fabrics.ramp.fabric import RampConfig, RampFabric
 from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, rampx_unsupported_reason
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.verify import compare_views, verify_explicit
-from ddlsim.core.types import CollectiveOp
 
 OPS = [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
 FIG8 = RampFabric.from_config(RampConfig(x=3, racks=3, wavelengths=6))

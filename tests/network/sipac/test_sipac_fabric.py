@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.sipco import Sipco
 from ddlsim.network.collectives.sipco_logic import table2_terms
@@ -13,8 +15,6 @@ from ddlsim.network.estimate import StepPricer, price_explicit, price_schedule
 from ddlsim.network.fabrics.bcube import Bcube, BcubeConfig
 from ddlsim.network.fabrics.sipac import Sipac, SipacConfig, bcube_hops
 from ddlsim.network.verify import compare_views, verify_explicit
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import CollectiveOp
 
 SIPAC = Sipac.from_config(SipacConfig())  # r = 8, L = 3, 2,048 Gb/s per CU
 BCUBE = Bcube.from_config(BcubeConfig())

@@ -5,8 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddlsim.network.fabrics.topoopt.demand import call_pairs, server_layout, server_traffic
-from ddlsim.training.reconfiguration import iteration_phases as workload_phases
 from ddlsim.core.types import (
     CollectiveCall,
     CollectiveOp,
@@ -17,6 +15,8 @@ from ddlsim.core.types import (
     TaskBlock,
     Workload,
 )
+from ddlsim.network.fabrics.topoopt.demand import call_pairs, server_layout, server_traffic
+from ddlsim.training.reconfiguration import iteration_phases as workload_phases
 
 SIGNATURE = ShardSignature("toy", (("width", 1),), 1)
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.types import GroupLayout
 from ddlsim.network import estimate_collective, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.collectives.topoopt_ring import TopoOptRing, ring_orders
@@ -15,7 +16,6 @@ from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand, topo
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.verify import verify_explicit
-from ddlsim.core.types import GroupLayout
 
 GBPS = 1e9
 

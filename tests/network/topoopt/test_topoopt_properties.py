@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.core.types import CollectiveOp
+from ddlsim.network import CollectiveEstimator, make_fabric
 
 FABRICS = {
     "topoopt": make_fabric("topoopt", num_servers=64, gpus_per_server=2),

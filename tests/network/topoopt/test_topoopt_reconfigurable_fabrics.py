@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network import estimate_collective, make_fabric
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import GroupLayout
 
 GBPS = 1e9
 

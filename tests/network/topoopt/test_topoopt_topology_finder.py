@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.topoopt.mp_topology import mp_matchings
 from ddlsim.network.fabrics.topoopt.topology_finder import (
     AllReduceDemand,
     split_degree,
     topology_finder,
 )
-from ddlsim.core.types import GroupLayout
 
 
 def test_split_degree_by_traffic_share():

@@ -7,12 +7,12 @@ import pytest
 
 import ddlsim.network.collectives.wrht  # noqa: F401  (registers wrht)
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 from ddlsim.network import CollectiveEstimator
 from ddlsim.network.fabrics.optical_ring import OpticalRing
 from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout
 
 MB100 = 100_000_000
 

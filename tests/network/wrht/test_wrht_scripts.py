@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ddlsim.network.fabrics.optical_ring.section4 import budget_rows
 from ddlsim.app.sweep.reproduce import reproduce
+from ddlsim.network.fabrics.optical_ring.section4 import budget_rows
 
 
 def test_table1_reproduction(tmp_path):

@@ -20,6 +20,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import ALL_OPS, CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.rampx import alltoall, broadcast, phases
@@ -28,8 +30,6 @@ from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.ramp.fabric import RampConfig, RampFabric
 from ddlsim.network.fabrics.ramp.placement import rampx_unsupported_reason
 from ddlsim.network.schedule import ExplicitSchedule, Schedule
-from ddlsim.core.registry import ALGORITHMS
-from ddlsim.core.types import CollectiveOp
 
 Op = CollectiveOp
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 from ddlsim.core import units
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.opsquare.mesh import has_relayed_pair, mesh_loads
 from ddlsim.network.fabrics.opsquare.params import OpsquareConfig, OpsquareParams
@@ -29,8 +31,6 @@ from ddlsim.network.fabrics.opsquare.topology import OpsquareTopology
 from ddlsim.network.patterns import Mesh
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout
 
 
 @FABRICS.register("opsquare", OpsquareConfig)

@@ -22,15 +22,15 @@ from typing import Any
 import numpy as np
 
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.optical_ring import rwa
 from ddlsim.network.fabrics.optical_ring.params import OpticalRingConfig, OpticalRingSpec
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout
-from ddlsim.core.units import BITS_PER_BYTE
 
 
 @FABRICS.register("optical_ring", OpticalRingConfig,

@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import ALGORITHMS
 from ddlsim.network.api import make_fabric
 from ddlsim.network.collectives import wrht
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.fabrics.optical_ring import rwa
 from ddlsim.network.fabrics.optical_ring.budget import max_communication_length, required_snr
-from ddlsim.core.registry import ALGORITHMS
 
 WAVELENGTH_POINTS = ((1024, 129, 64), (1024, 9, 4), (2048, 129, 64), (4096, 129, 64))  # (N, m, w)
 BUDGET_NODES = (128, 256, 512, 1024, 2048, 4096, 8192)

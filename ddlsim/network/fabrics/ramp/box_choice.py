@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ddlsim.core.caches import PROCESS_CACHES
+from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
 from ddlsim.network.placement import Placement
-from ddlsim.core.types import CollectiveOp, GroupLayout
 
 if TYPE_CHECKING:
     from ddlsim.network.fabrics.ramp.fabric import RampFabric

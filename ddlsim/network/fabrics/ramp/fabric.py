@@ -32,6 +32,8 @@ import numpy as np
 from ddlsim.core import units
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
@@ -43,8 +45,6 @@ from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 POLICIES = ("paper", "greedy")
 # "transcoder": a step's transfers get the transceiver groups and rounds the transcoder finds

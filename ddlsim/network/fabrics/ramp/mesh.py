@@ -22,10 +22,10 @@ import math
 
 import numpy as np
 
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.ramp.topology import RampDims
 from ddlsim.network.patterns import Mesh
 from ddlsim.network.placement import Placement, job_ranks
-from ddlsim.core.types import GroupLayout
 
 
 def mesh_members(mesh: Mesh, layout: GroupLayout, placement: Placement) -> tuple[np.ndarray, np.ndarray]:

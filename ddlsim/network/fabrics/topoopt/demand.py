@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand
 from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Workload
+from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand
 
 Op = CollectiveOp
 RING_OPS = frozenset({Op.ALL_REDUCE, Op.REDUCE_SCATTER, Op.ALL_GATHER})

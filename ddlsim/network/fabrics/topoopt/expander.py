@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import NetworkCost
 from ddlsim.network.fabrics.topoopt.cost import expander_cost
 from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology, expander_topology
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import NetworkCost
 
 
 @dataclass

@@ -24,6 +24,8 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.base import DomainCut, Fabric
 from ddlsim.network.fabrics.topoopt.cost import topoopt_cost
 from ddlsim.network.fabrics.topoopt.permutations import select_permutations, totient_perms
@@ -33,8 +35,6 @@ from ddlsim.network.fabrics.topoopt.topology_finder import TopologyPlan
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 
 @dataclass

@@ -28,6 +28,8 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import FABRICS
+from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.cost import ocs_reconfig_cost
 from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
@@ -36,8 +38,6 @@ from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTo
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.types import GroupLayout, NetworkCost
 
 
 @dataclass

@@ -25,8 +25,8 @@ from functools import cached_property
 import numpy as np
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.network.fabrics.topoopt.coin_change import CoinRoutes, coin_change_mod
 from ddlsim.core.types import GroupLayout
+from ddlsim.network.fabrics.topoopt.coin_change import CoinRoutes, coin_change_mod
 
 MAX_EXPLICIT_NODES = 2048
 _ECMP_CELLS = 4_000_000  # links x destinations handled at once by the ECMP router (bounds memory)

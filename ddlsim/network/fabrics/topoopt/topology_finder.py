@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.topoopt.mp_topology import mp_matchings
 from ddlsim.network.fabrics.topoopt.permutations import select_permutations, totient_perms
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology, ring_links
-from ddlsim.core.types import GroupLayout
 
 
 @dataclass(frozen=True)

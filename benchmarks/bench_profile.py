@@ -49,7 +49,7 @@ def bench_lookups(rows: int, tasks: int) -> None:
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeConfig, ComputeModel
     from ddlsim.compute.profile_file import encode_shape, profile_path, write_rows
-    from ddlsim.core.types import ComputeTask, ShardSignature
+    from ddlsim.core.work import ComputeTask, ShardSignature
 
     device = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
     with tempfile.TemporaryDirectory() as directory:

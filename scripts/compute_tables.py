@@ -18,7 +18,7 @@ import argparse
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.kernel_roofline import compute_fraction, kernel_time_s
 from ddlsim.compute.model import KernelModelConfig, kernel_efficiency
-from ddlsim.core.types import Kernel, KernelClass
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.primitives import gemm
 
 SHAPES = {"Llama 3 8B": (4096, 14336, 32, 8), "Llama 3 70B": (8192, 28672, 64, 8),

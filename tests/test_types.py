@@ -1,14 +1,8 @@
 import pytest
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import (
-    CollectiveCall,
-    CollectiveEstimate,
-    CollectiveOp,
-    GroupLayout,
-    Phase,
-    ShardSignature,
-)
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout, Phase
+from ddlsim.core.work import ShardSignature
 
 
 def test_tensor_parallel_groups_are_consecutive():

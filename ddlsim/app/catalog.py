@@ -1,13 +1,12 @@
-"""Imports every room that registers names, so that the registries are complete."""
+"""Every registered option of every group, loaded: what the config store and `--help` list."""
 
 from __future__ import annotations
 
+from ddlsim.core.registry import ALL_REGISTRIES
+
 
 def load_all() -> None:
-    import ddlsim.capture.model  # noqa: F401  (model=program; imports no torch)
-    import ddlsim.chakra.model  # noqa: F401  (model=chakra; imports neither torch nor Chakra)
-    import ddlsim.compute  # noqa: F401
-    import ddlsim.network.collectives  # noqa: F401
-    import ddlsim.network.fabrics  # noqa: F401
-    import ddlsim.tasks  # noqa: F401
-    import ddlsim.workload.models  # noqa: F401
+    """Import the module of every option `ddlsim.core.catalog` lists, so that each is registered."""
+    for registry in ALL_REGISTRIES:
+        for _ in registry:
+            pass

@@ -15,7 +15,8 @@ import pandas as pd
 
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
-from ddlsim.core.types import CollectiveCall, Workload
+from ddlsim.core.types import CollectiveCall
+from ddlsim.core.work import Workload
 
 CallKey = tuple[str, int, int, str]
 

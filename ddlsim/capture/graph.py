@@ -35,15 +35,8 @@ from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.records import COLLECTIVE
 from ddlsim.capture.streams import DEFAULT_STREAM
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.core.types import (
-    CollectiveCall,
-    CollectiveOp,
-    ComputeEstimate,
-    ComputeSource,
-    ComputeTask,
-    Phase,
-    ShardSignature,
-)
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeSource, Phase
+from ddlsim.core.work import ComputeTask, ShardSignature
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
 

@@ -4,7 +4,7 @@ A *segment* is a run of compute ops on one stream between synchronisation points
 that needs its result, an event another stream waits on); it becomes one compute task of the
 iteration graph. Its time, by the compute model it is given:
 
-- kernel roofline (the default; ``compute.kernels.*``): every op becomes a `ddlsim.core.types.Kernel`
+- kernel roofline (the default; ``compute.kernels.*``): every op becomes a `ddlsim.core.work.Kernel`
   of its class (`kernel_of`: a GEMM with its (m, n, k, batch) tile quantisation, flash
   attention, memory-bound work of its bytes), with one host launch each, priced by the same
   code as the analytic models' kernel lists (`ddlsim.compute.kernel_roofline`); the segment
@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ddlsim.compute.kernel_roofline import KernelRoofline, kernel_time_s
-from ddlsim.core.types import ComputeEstimate, ComputeSource, Kernel, KernelClass, Precision
+from ddlsim.core.types import ComputeEstimate, ComputeSource, Precision
+from ddlsim.core.work import Kernel, KernelClass
 
 PRECISIONS = {"float16": Precision.FP16, "bfloat16": Precision.BF16, "float32": Precision.FP32,
               "float64": Precision.FP32, "float8_e4m3fn": Precision.FP8, "float8_e5m2": Precision.FP8}

@@ -38,7 +38,8 @@ from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.throughput import model_flop, step_batch
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.resources import configs_dir
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer

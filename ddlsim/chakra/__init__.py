@@ -14,25 +14,11 @@ here is imported by the main job. docs/chakra.md has the field conventions and t
 
 from __future__ import annotations
 
-from typing import Any
+from ddlsim.core.lazy import lazy_exports
 
-
-def write_chakra(*args: Any, **kwargs: Any) -> Any:
-    from ddlsim.chakra.export import write_chakra as write
-
-    return write(*args, **kwargs)
-
-
-def write_workload_chakra(*args: Any, **kwargs: Any) -> Any:
-    from ddlsim.chakra.analytic_export import write_workload_chakra as write
-
-    return write(*args, **kwargs)
-
-
-def load_chakra(*args: Any, **kwargs: Any) -> Any:
-    from ddlsim.chakra.load import load_chakra as load
-
-    return load(*args, **kwargs)
-
-
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "load_chakra": "ddlsim.chakra.load",
+    "write_chakra": "ddlsim.chakra.export",
+    "write_workload_chakra": "ddlsim.chakra.analytic_export",
+})
 __all__ = ["load_chakra", "write_chakra", "write_workload_chakra"]

@@ -52,7 +52,8 @@ from ddlsim.chakra.schema import (
     compute_ops,
 )
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, ComputeTask, Phase, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, Phase
+from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings

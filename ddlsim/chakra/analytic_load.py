@@ -25,7 +25,8 @@ from ddlsim.chakra.files import attribute, read_et
 from ddlsim.chakra.graph_records import FORMAT, compute_estimate_of, settings_of, task_of, workload_of
 from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate
+from ddlsim.core.work import Workload
 from ddlsim.training.energy import network_energy
 from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.training.pricing import Pricer

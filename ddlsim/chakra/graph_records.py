@@ -14,15 +14,8 @@ import dataclasses
 from typing import Any
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import (
-    CollectiveCall,
-    ComputeEstimate,
-    ComputeTask,
-    GroupLayout,
-    Phase,
-    ShardSignature,
-    Workload,
-)
+from ddlsim.core.types import CollectiveCall, ComputeEstimate, GroupLayout, Phase
+from ddlsim.core.work import ComputeTask, ShardSignature, Workload
 from ddlsim.training.graph import Op, OpKind
 from ddlsim.training.settings import TrainingSettings
 

@@ -4,7 +4,12 @@
 or the roofline; `profiler.profile_shard` measures an equivalent shard with torch.profiler.
 """
 
-from ddlsim.compute import devices  # noqa: F401  (registers the device group)
-from ddlsim.compute.model import ComputeConfig, ComputeModel
+from __future__ import annotations
 
+from ddlsim.core.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "ComputeConfig": "ddlsim.compute.model",
+    "ComputeModel": "ddlsim.compute.model",
+})
 __all__ = ["ComputeConfig", "ComputeModel"]

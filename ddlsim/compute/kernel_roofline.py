@@ -1,6 +1,6 @@
 """The kernel roofline: the ONE pricing path of compute, kernel by kernel, for both front doors.
 
-A compute task is a list of `ddlsim.core.types.Kernel`s: the analytic models list them per signature
+A compute task is a list of `ddlsim.core.work.Kernel`s: the analytic models list them per signature
 (`ddlsim.workload.kernels`), a capture maps every recorded aten op onto one
 (`ddlsim.capture.pricing`). Both are priced here, by the kernel's class:
 
@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from ddlsim.compute.kernel_tables import FlashTable
 from ddlsim.compute.roofline import Roofline
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ComputeTask, Kernel, Phase, Precision, ShardSignature
+from ddlsim.core.types import Phase, Precision
+from ddlsim.core.work import ComputeTask, Kernel, ShardSignature
 from ddlsim.workload.kernels import has_kernels, kernels_for
 
 TILE_SHAPES: tuple[tuple[int, int], ...] = ((256, 128), (128, 256), (128, 128), (128, 64), (64, 128), (64, 64))

@@ -33,7 +33,7 @@ import bisect
 import math
 from dataclasses import dataclass
 
-from ddlsim.core.types import KernelClass
+from ddlsim.core.work import KernelClass
 
 FLASH_SEQ_LENS: tuple[int, ...] = (512, 1024, 2048, 4096, 8192, 16384)
 

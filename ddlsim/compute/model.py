@@ -27,7 +27,8 @@ from ddlsim.core import units
 from ddlsim.core.caches import Memo
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.resources import profiles_dir
-from ddlsim.core.types import ComputeEstimate, ComputeSource, ComputeTask
+from ddlsim.core.types import ComputeEstimate, ComputeSource
+from ddlsim.core.work import ComputeTask
 
 SHIPPED_PROFILES = profiles_dir()
 SOURCES = ("auto", "measured", "roofline")

@@ -17,7 +17,8 @@ from pathlib import Path
 from ddlsim.compute.identity import device_slug
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.files import atomic_write
-from ddlsim.core.types import Phase, Precision, ShardSignature
+from ddlsim.core.types import Phase, Precision
+from ddlsim.core.work import ShardSignature
 
 COLUMNS: tuple[str, ...] = (
     "signature_key", "model_kind", "shape", "local_batch", "precision", "checkpointing", "phase", "device",

@@ -34,7 +34,8 @@ from ddlsim.compute.recompute import on_recompute
 from ddlsim.compute.timeline import Activity, Window, attribute, summarise
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.types import Phase, Precision, ShardSignature
+from ddlsim.core.types import Phase, Precision
+from ddlsim.core.work import ShardSignature
 
 WINDOW_PREFIX = "ddlsim::"
 PHASE_ORDER = (Phase.FORWARD, Phase.RECOMPUTE, Phase.BACKWARD, Phase.OPTIMIZER)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ddlsim.compute.identity import DeviceIdentity
 from ddlsim.compute.profile_file import encode_shape, format_number, profile_path, read_rows, write_rows
 from ddlsim.compute.profile_settings import DEFAULT_SETTINGS, ProfileSettings
-from ddlsim.core.types import ComputeTask, Phase, ShardSignature, Workload
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ComputeTask, ShardSignature, Workload
 
 if TYPE_CHECKING:  # the profiler loads torch; it is imported when a job runs
     from ddlsim.compute.profiler import ShardMeasurement

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from ddlsim.compute.devices import DeviceSpec
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ComputeTask, Phase, Precision, ShardSignature
+from ddlsim.core.types import Phase, Precision
+from ddlsim.core.work import ComputeTask, ShardSignature
 
 WORK_CLASSES: tuple[str, ...] = ("gemm", "embedding", "elementwise")
 DEFAULT_KIND_CLASSES: dict[str, str] = {"megatron_layer": "gemm", "gpt_layer": "gemm", "lm_head": "gemm",

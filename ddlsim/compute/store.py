@@ -21,7 +21,8 @@ from ddlsim.compute.identity import device_slug
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
 from ddlsim.core.caches import PROCESS_CACHES, FileStamp
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ShardSignature
 
 KindKey = tuple[str, Phase, str, bool]  # model_kind, phase, precision, checkpointing
 

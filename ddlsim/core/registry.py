@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import Any, Generic, TypeVar
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
+from ddlsim.core.catalog import OPTIONS
 from ddlsim.core.errors import NO_VALUE, ConfigError
 
 T = TypeVar("T")
@@ -102,10 +104,12 @@ def omegaconf_error_to_config_error(error: OmegaConfBaseException, prefix: str) 
 class Registry(Generic[T]):
     """All registered choices of one config group (``fabric``, ``collective``, ``model``, ...)."""
 
-    def __init__(self, group: str, noun: str | None = None, *, labelled: bool = False) -> None:
+    def __init__(self, group: str, noun: str | None = None, *, labelled: bool = False,
+                 options: Mapping[str, str] | None = None) -> None:
         self.group = group
         self.noun = noun or group
         self.labelled = labelled  # options may carry a `label` for result rows
+        self.options = dict(options or {})  # name -> the module that registers it (`ddlsim.core.catalog`)
         self._entries: dict[str, Entry[T]] = {}
         self._nodes: dict[str, type] = {}
 
@@ -127,18 +131,29 @@ class Registry(Generic[T]):
         return decorator
 
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted({*self._entries, *self.options})
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self.options
 
     def __iter__(self) -> Iterator[Entry[T]]:
-        return iter(self._entries[name] for name in self.names())
+        return iter(self.entry(name) for name in self.names())
+
+    def _load(self, name: str) -> None:
+        """Import the module that registers option `name` (the catalog's), once."""
+        module = self.options.get(name)
+        if module is not None and name not in self._entries:
+            importlib.import_module(module)
+            if name not in self._entries:
+                raise TypeError(f"{module} is listed for {self.group} {name!r} in ddlsim/core/catalog.py but does "
+                                "not register it")
 
     def entry(self, name: str) -> Entry[T]:
         if name not in self._entries:
-            known = ", ".join(self.names()) or "(none registered)"
-            raise ConfigError(f"{self.group}.name", name, f"unknown {self.noun}; choose one of {known}")
+            if name not in self.options:
+                known = ", ".join(self.names()) or "(none registered)"
+                raise ConfigError(f"{self.group}.name", name, f"unknown {self.noun}; choose one of {known}")
+            self._load(name)
         return self._entries[name]
 
     def default_config(self, name: str) -> Any:
@@ -203,10 +218,10 @@ class Registry(Generic[T]):
         return self.build({"name": name, **params})
 
 
-FABRICS: Registry[Any] = Registry("fabric", labelled=True)
-ALGORITHMS: Registry[Any] = Registry("collective", "collective algorithm")
-MODELS: Registry[Any] = Registry("model", labelled=True)
-DEVICES: Registry[Any] = Registry("device")
-TASKS: Registry[Any] = Registry("task")
+FABRICS: Registry[Any] = Registry("fabric", labelled=True, options=OPTIONS["fabric"])
+ALGORITHMS: Registry[Any] = Registry("collective", "collective algorithm", options=OPTIONS["collective"])
+MODELS: Registry[Any] = Registry("model", labelled=True, options=OPTIONS["model"])
+DEVICES: Registry[Any] = Registry("device", options=OPTIONS["device"])
+TASKS: Registry[Any] = Registry("task", options=OPTIONS["task"])
 
 ALL_REGISTRIES: tuple[Registry[Any], ...] = (FABRICS, ALGORITHMS, MODELS, DEVICES, TASKS)

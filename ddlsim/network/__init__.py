@@ -4,9 +4,19 @@ See docs/network.md. The public entry points are `estimate_collective` and `make
 `CollectiveEstimator` keeps caches across many calls on one fabric.
 """
 
-from ddlsim.network.api import clear_caches, estimate_collective, make_fabric
-from ddlsim.network.estimator import CollectiveEstimator, make_algorithm
-from ddlsim.network.reduction import ReductionModel
+from __future__ import annotations
 
-__all__ = ["CollectiveEstimator", "ReductionModel", "clear_caches", "estimate_collective", "make_algorithm",
-           "make_fabric"]
+from ddlsim.core.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "clear_caches": "ddlsim.network.api",
+    "estimate_collective": "ddlsim.network.api",
+    "make_fabric": "ddlsim.network.api",
+    "CollectiveEstimator": "ddlsim.network.estimator",
+    "make_algorithm": "ddlsim.network.estimator",
+    "ReductionModel": "ddlsim.network.reduction",
+})
+__all__ = [
+    "CollectiveEstimator", "ReductionModel", "clear_caches", "estimate_collective", "make_algorithm",
+    "make_fabric",
+]

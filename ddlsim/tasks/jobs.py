@@ -74,7 +74,7 @@ def job_source(model: Any, parallel: Any, device: Any) -> Any:
 
 def job_graph(source: Any, compute: Any, timer: Any, settings: Any) -> Any:
     """One job's iteration graph (`job_source`), its collectives priced by `timer`."""
-    from ddlsim.core.types import Workload
+    from ddlsim.core.work import Workload
     from ddlsim.training.pricing import Pricer
     from ddlsim.training.run import compute_timer
     from ddlsim.training.simulate import build_graph

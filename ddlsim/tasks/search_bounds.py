@@ -29,7 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, Precision, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
+from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.tasks.search_space import PlanKey
 from ddlsim.training.pricing import Pricer
 from ddlsim.workload.llm.collectives import LayerCollectives

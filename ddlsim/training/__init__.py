@@ -4,10 +4,20 @@
 schedule (`schedules.py`), places it in time (`timeline.py`) and sums it up (`simulate.py`).
 """
 
-from ddlsim.training import pipeline  # noqa: F401  (registers the 1f1b schedule)
-from ddlsim.training.pricing import Pricer
-from ddlsim.training.settings import Overlap, TrainingConfig, TrainingSettings
-from ddlsim.training.simulate import TrainingResult, build_graph, simulate_training
+from __future__ import annotations
 
-__all__ = ["Overlap", "Pricer", "TrainingConfig", "TrainingResult", "TrainingSettings", "build_graph",
-           "simulate_training"]
+from ddlsim.core.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "Pricer": "ddlsim.training.pricing",
+    "Overlap": "ddlsim.training.settings",
+    "TrainingConfig": "ddlsim.training.settings",
+    "TrainingSettings": "ddlsim.training.settings",
+    "TrainingResult": "ddlsim.training.simulate",
+    "build_graph": "ddlsim.training.simulate",
+    "simulate_training": "ddlsim.training.simulate",
+})
+__all__ = [
+    "Overlap", "Pricer", "TrainingConfig", "TrainingResult", "TrainingSettings", "build_graph",
+    "simulate_training",
+]

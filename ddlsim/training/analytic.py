@@ -27,7 +27,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from ddlsim.core.types import CollectiveCall, Workload
+from ddlsim.core.types import CollectiveCall
+from ddlsim.core.work import Workload
 from ddlsim.training.closed_form import one_f_one_b_ends
 from ddlsim.training.interleaved import interleaved_schedule
 from ddlsim.training.overlapped import overlapped_ends

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, Workload
+from ddlsim.core.types import CollectiveCall, Phase
+from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.training.graph import DP_STREAM, IterationGraph
 from ddlsim.training.pricing import Pricer
 

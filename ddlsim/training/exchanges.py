@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddlsim.core.types import Workload
+from ddlsim.core.work import Workload
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.interleaved import (
     check_micro_batches,

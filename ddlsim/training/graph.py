@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Phase
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, Phase
+from ddlsim.core.work import ComputeTask
 
 COMPUTE_STREAM = "compute"
 DP_STREAM = "dp_comm"

@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Workload
+from ddlsim.core.work import Workload
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
 from ddlsim.training.pricing import Pricer

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask
+from ddlsim.core.types import CollectiveCall, CollectiveOp
+from ddlsim.core.work import ComputeTask
 from ddlsim.training.graph import Op
 from ddlsim.training.settings import Overlap
 

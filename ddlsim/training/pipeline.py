@@ -35,7 +35,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase
+from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.training.graph import IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddlsim.core.caches import Memo
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
+from ddlsim.core.work import ComputeTask
 
 CollectiveTimer = Callable[[CollectiveCall], CollectiveEstimate]
 ComputeTimer = Callable[[ComputeTask], ComputeEstimate]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, ComputeEstimate, ComputeTask, Workload
+from ddlsim.core.types import CollectiveCall, ComputeEstimate
+from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.network.fabrics.topoopt.circuits import (
     Circuits,
     ReconfigPolicy,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.caches import Memo
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask, Precision
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, Precision
+from ddlsim.core.work import ComputeTask
 from ddlsim.training.pricing import CollectiveTimer, ComputeTimer, Pricer
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, simulate_training

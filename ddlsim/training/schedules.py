@@ -9,10 +9,12 @@ picks it when the workload plan has more than one pipeline stage.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.types import CollectiveCall, ComputeTask, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveCall, Phase
+from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.training.buckets import GradientSync, add_gradient_buckets, find_gradient_sync
 from ddlsim.training.graph import COMPUTE_STREAM, IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
@@ -21,6 +23,7 @@ from ddlsim.training.settings import TrainingSettings
 
 Schedule = Callable[[Workload, Pricer, TrainingSettings], IterationGraph]
 SCHEDULES: dict[str, Schedule] = {}
+SCHEDULE_MODULES = {"1f1b": "ddlsim.training.pipeline", "interleaved_1f1b": "ddlsim.training.interleaved"}
 
 # Above this many repeats, a backward block is expanded in this many chunks of consecutive
 # repeats; gradient buckets then become ready at chunk granularity.
@@ -52,6 +55,8 @@ def has_micro_batch_blocks(workload: Workload) -> bool:
 
 
 def select_schedule(settings: TrainingSettings, workload: Workload) -> Schedule:
+    for module in SCHEDULE_MODULES.values():  # each registers its schedule when first imported
+        importlib.import_module(module)
     name = settings.schedule
     if name == "sequential" and (pipeline_stages(workload) > 1 or (
             has_micro_batch_blocks(workload) and int(workload.plan.get("micro_batches", 1)) > 1)):

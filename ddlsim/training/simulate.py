@@ -20,7 +20,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase, TaskBlock
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase
+from ddlsim.core.work import TaskBlock
 from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ddlsim.core.types import CollectiveCall, Phase, Workload
+from ddlsim.core.types import CollectiveCall, Phase
+from ddlsim.core.work import Workload
 from ddlsim.training.pipeline import _is_cross_stage
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.timeline import ROUNDING

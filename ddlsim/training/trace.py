@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate, ComputeTask
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, ComputeEstimate
+from ddlsim.core.work import ComputeTask
 from ddlsim.training.graph import IterationGraph, Op, OpKind
 from ddlsim.training.timeline import Placement, place
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 
 
 def mlp_params(dims: list[int]) -> int:

@@ -10,7 +10,8 @@ the MLPs). Messages carry values of the plan's `value_bytes` (2 bytes, fp16, by 
 
 from __future__ import annotations
 
-from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeTask, GroupLayout, Phase, Precision, TaskBlock
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
+from ddlsim.core.work import ComputeTask, TaskBlock
 from ddlsim.workload.dlrm_arch import mlp_params
 from ddlsim.workload.dlrm_partition import DlrmPlan
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ddlsim.core.types import ComputeTask, Phase, TaskBlock
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ComputeTask, TaskBlock
 
 MODEL_PHASES = (Phase.FORWARD, Phase.BACKWARD)
 

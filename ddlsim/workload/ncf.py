@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.dlrm_arch import mlp_matmul_params, mlp_params
 
 

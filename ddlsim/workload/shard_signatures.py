@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.transformer_layer import LayerShape
 
 IMAGE_SIZE = 224

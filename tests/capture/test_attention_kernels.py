@@ -12,7 +12,7 @@ import torch.nn.functional as F
 import ddlsim
 from ddlsim.capture.graph import OP_KEY_COLUMNS
 from ddlsim.capture.pricing import kernel_of
-from ddlsim.core.types import KernelClass
+from ddlsim.core.work import KernelClass
 from examples.llama_fsdp_tp import SHAPES
 from examples.llama_fsdp_tp import build as llama
 

@@ -10,7 +10,7 @@ import torch
 import ddlsim
 from ddlsim.capture.graph import OP_KEY_COLUMNS
 from ddlsim.capture.pricing import kernel_of
-from ddlsim.core.types import KernelClass
+from ddlsim.core.work import KernelClass
 from examples.hf_fsdp import build as hf_fsdp
 
 TOKENS, K, N, GROUPS = 256, 64, 96, 4

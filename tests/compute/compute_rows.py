@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ddlsim.compute.profile_file import encode_shape, format_number, profile_path, write_rows
-from ddlsim.core.types import Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ShardSignature
 
 
 def layer(d_model: int, batch: int = 2, *, kind: str = "megatron_layer", precision: str = "fp16",

@@ -5,7 +5,8 @@ import pytest
 
 from ddlsim.compute import fit_roofline
 from ddlsim.compute.profile_file import ProfileRow
-from ddlsim.core.types import Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ShardSignature
 
 
 def synthetic_rows(device, flop_efficiency, memory_efficiency, overhead_s):

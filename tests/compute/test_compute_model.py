@@ -7,7 +7,8 @@ import ddlsim
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.model import ComputeConfig, ComputeModel, KernelModelConfig
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.types import ComputeSource, ComputeTask
+from ddlsim.core.types import ComputeSource
+from ddlsim.core.work import ComputeTask
 
 H100 = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
 DEVICE = H100.profile_name

@@ -12,7 +12,8 @@ from ddlsim.compute.profile_file import (
     write_rows,
 )
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ShardSignature
 
 SIGNATURE = ShardSignature("megatron_layer", (("d_model", 64), ("heads", 4)), 2, "bf16", True)
 

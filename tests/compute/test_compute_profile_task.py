@@ -10,7 +10,8 @@ import pytest
 import ddlsim
 from ddlsim.compute.identity import local_identity
 from ddlsim.compute.profile_file import parse_signature_key, read_rows
-from ddlsim.core.types import ComputeSource, ComputeTask, Phase
+from ddlsim.core.types import ComputeSource, Phase
+from ddlsim.core.work import ComputeTask
 
 pytest.importorskip("ddlsim.workload.equivalent.megatron_layer")
 

@@ -5,7 +5,7 @@ import pytest
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, Efficiency, Roofline
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ComputeTask, ShardSignature
+from ddlsim.core.work import ComputeTask, ShardSignature
 
 H100 = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
 ROOFLINE = Roofline(H100, {"gemm": Efficiency(0.5, 0.8), "embedding": Efficiency(0.3, 0.4, 1e-5),

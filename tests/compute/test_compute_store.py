@@ -7,7 +7,7 @@ from compute_rows import layer, write_profile
 
 from ddlsim.compute.store import ProfileStore, load_file, shape_distance
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 
 DEVICE = "Test GPU 80GB"
 

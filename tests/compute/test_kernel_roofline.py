@@ -15,7 +15,8 @@ from ddlsim.compute.kernel_roofline import (
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.compute.roofline import Roofline
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ComputeTask, Kernel, Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import ComputeTask, Kernel, ShardSignature
 from ddlsim.workload.kernels import kernels_for
 from ddlsim.workload.kernels.primitives import gemm, memory
 from ddlsim.workload.transformer_layer import LayerShape

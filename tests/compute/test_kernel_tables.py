@@ -8,7 +8,7 @@ from ddlsim.compute.kernel_tables import FLASH_TABLES, KERNEL_SHEETS
 from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.core.datasheets import DATASHEETS
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Kernel, KernelClass
+from ddlsim.core.work import Kernel, KernelClass
 
 H100 = DeviceSpec.from_config(DeviceConfig(name="h100_sxm"))
 FORWARD, BACKWARD = KernelClass.ATTENTION_FORWARD, KernelClass.ATTENTION_BACKWARD

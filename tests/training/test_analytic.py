@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from training_fakes import AlphaBeta, FlopTimer, collective, compute
 
-from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
+from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.timeline import place, summarize

@@ -10,7 +10,8 @@ from megatron_reference import megatron_flags, megatron_order, simulate_program
 from training_fakes import AlphaBeta, FlopTimer, collective, compute, pipelined
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveOp, GroupLayout, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
+from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.interleaved import exchange_flags, interleaved_order, last_slot, separate_backward_receive
 from ddlsim.training.pipeline import one_f_one_b_order

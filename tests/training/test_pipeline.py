@@ -4,7 +4,7 @@ import pytest
 from training_fakes import AlphaBeta, FlopTimer, pipelined
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Workload
+from ddlsim.core.work import Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.pipeline import one_f_one_b_order, split_steps
 from ddlsim.training.schedules import select_schedule

@@ -6,7 +6,8 @@ import pytest
 from training_fakes import DP, TP, collective, compute, layered_workload, pricer
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.types import CollectiveOp, Phase, TaskBlock, Workload
+from ddlsim.core.types import CollectiveOp, Phase
+from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.buckets import find_gradient_sync
 from ddlsim.training.graph import DP_STREAM, IterationGraph

@@ -10,13 +10,10 @@ from ddlsim.core.types import (
     CollectiveOp,
     ComputeEstimate,
     ComputeSource,
-    ComputeTask,
     GroupLayout,
     Phase,
-    ShardSignature,
-    TaskBlock,
-    Workload,
 )
+from ddlsim.core.work import ComputeTask, ShardSignature, TaskBlock, Workload
 from ddlsim.training import Pricer
 
 SIGNATURE = ShardSignature(model_kind="toy_layer", shape=(("width", 8),), local_batch=2)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ddlsim.core.types import CollectiveCall, Phase, Precision, Workload
+from ddlsim.core.types import CollectiveCall, Phase, Precision
+from ddlsim.core.work import Workload
 from ddlsim.workload.llm.shape import DecoderShape, MoeShape
 from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
 from ddlsim.workload.equivalent import build_equivalent_shard, equivalent_kinds
 from ddlsim.workload.shard_signatures import megatron_layer_signature

@@ -8,7 +8,13 @@ fabrics with their component tables. This package holds the models.
 
 from __future__ import annotations
 
-from ddlsim.network.costs.eps import DCN_FAT_TREE, EPS_MODELS, HPC_SUPERPOD, EpsFatTreeModel
-from ddlsim.network.costs.ramp import RampCostModel
+from ddlsim.core.lazy import lazy_exports
 
-__all__ = ["DCN_FAT_TREE", "EPS_MODELS", "HPC_SUPERPOD", "EpsFatTreeModel", "RampCostModel"]
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "DCN_FAT_TREE": "ddlsim.network.costs.eps",
+    "EPS_MODELS": "ddlsim.network.costs.eps",
+    "HPC_SUPERPOD": "ddlsim.network.costs.eps",
+    "EpsFatTreeModel": "ddlsim.network.costs.eps",
+    "RampCostModel": "ddlsim.network.costs.ramp",
+})
+__all__ = ["DCN_FAT_TREE", "EPS_MODELS", "EpsFatTreeModel", "HPC_SUPERPOD", "RampCostModel"]

@@ -5,11 +5,22 @@ leaf-spine reference, under the synthetic load of Rombouts and Calabretta (2022)
     rows = run_sweep(LoadSweep(scales=(256,), loads=(0.2, 0.6)))
 """
 
-from ddlsim.network.packet.experiment import LoadSweep, SweepPoint, run_point, run_sweep
-from ddlsim.network.packet.leafspine_model import LeafSpinePacketModel, LeafSpinePacketParams
-from ddlsim.network.packet.opsquare_model import OpsquarePacketModel
-from ddlsim.network.packet.run_config import PacketRunConfig
-from ddlsim.network.packet.stats import PacketRunResult
+from __future__ import annotations
 
-__all__ = ["LeafSpinePacketModel", "LeafSpinePacketParams", "LoadSweep", "OpsquarePacketModel", "PacketRunConfig",
-           "PacketRunResult", "SweepPoint", "run_point", "run_sweep"]
+from ddlsim.core.lazy import lazy_exports
+
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "LoadSweep": "ddlsim.network.packet.experiment",
+    "SweepPoint": "ddlsim.network.packet.experiment",
+    "run_point": "ddlsim.network.packet.experiment",
+    "run_sweep": "ddlsim.network.packet.experiment",
+    "LeafSpinePacketModel": "ddlsim.network.packet.leafspine_model",
+    "LeafSpinePacketParams": "ddlsim.network.packet.leafspine_model",
+    "OpsquarePacketModel": "ddlsim.network.packet.opsquare_model",
+    "PacketRunConfig": "ddlsim.network.packet.run_config",
+    "PacketRunResult": "ddlsim.network.packet.stats",
+})
+__all__ = [
+    "LeafSpinePacketModel", "LeafSpinePacketParams", "LoadSweep", "OpsquarePacketModel", "PacketRunConfig",
+    "PacketRunResult", "SweepPoint", "run_point", "run_sweep",
+]

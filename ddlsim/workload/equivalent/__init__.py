@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Precision, ShardSignature
+from ddlsim.core.types import Precision
+from ddlsim.core.work import ShardSignature
 
 if TYPE_CHECKING:
     import torch

@@ -29,7 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ddlsim.core.types import Precision, ShardSignature
+from ddlsim.core.types import Precision
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShard
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.equivalent.megatron_layer import DROPOUT_P, build_megatron_layer
 

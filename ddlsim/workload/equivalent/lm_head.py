@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.shard_signatures import lm_head_shape, local_vocab
 

@@ -2,7 +2,7 @@
 
 A roofline over a task's totals cannot tell a large, square GEMM from a thin one, nor a layer
 bound by its matrix multiplies from one bound by its memory traffic. The kernel lists here give
-every kernel its class (`ddlsim.core.types.KernelClass`), GEMM shape, attention shape, FLOPs, DRAM
+every kernel its class (`ddlsim.core.work.KernelClass`), GEMM shape, attention shape, FLOPs, DRAM
 bytes and host launches, so that `ddlsim.compute.kernel_roofline` prices each on its own, the
 same way it prices the kernels a capture records.
 

@@ -14,7 +14,7 @@ length. A causal layer's total is s^2 / 2 per sequence and head, as without CP. 
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel
+from ddlsim.core.work import Kernel
 from ddlsim.workload.kernels.primitives import flash_backward, flash_forward
 from ddlsim.workload.kernels.spec import LayerSpec
 

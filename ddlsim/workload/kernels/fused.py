@@ -28,7 +28,8 @@ context is copied into the output GEMM's layout, as Megatron does.
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel, Phase
+from ddlsim.core.types import Phase
+from ddlsim.core.work import Kernel
 from ddlsim.workload.kernels import megatron
 from ddlsim.workload.kernels.attention import flash_kernels
 from ddlsim.workload.kernels.mla import mla_in, mla_in_backward

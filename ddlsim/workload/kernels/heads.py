@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.core.types import Kernel, KernelClass, Phase
+from ddlsim.core.types import Phase
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.parts import STAT_BYTES
 from ddlsim.workload.kernels.primitives import A, gemm, memory
 from ddlsim.workload.transformer_layer import MASK_BYTES

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 
-from ddlsim.core.types import Kernel, Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import Kernel, ShardSignature
 from ddlsim.workload.kernels import fused, heads, megatron
 from ddlsim.workload.kernels.registry import register_kernels, shape_value
 from ddlsim.workload.kernels.spec import LayerSpec

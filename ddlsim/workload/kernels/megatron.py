@@ -39,7 +39,8 @@ entry of the layer's list.
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel, KernelClass, Phase
+from ddlsim.core.types import Phase
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.primitives import A, collective_calls, gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
 from ddlsim.workload.transformer_layer import MASK_BYTES, LayerShape

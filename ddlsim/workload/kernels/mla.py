@@ -10,7 +10,7 @@ Backward mirrors it, and adds up the Q and KV paths' input gradients.
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel, KernelClass
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.parts import STAT_BYTES, grad_sums, linear_backward
 from ddlsim.workload.kernels.primitives import A, gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec

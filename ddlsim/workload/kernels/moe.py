@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from ddlsim.core.types import Kernel
+from ddlsim.core.work import Kernel
 from ddlsim.workload.kernels.parts import activation, grad_sums, linear_backward, projections, projections_backward
 from ddlsim.workload.kernels.primitives import A, gemm, grouped_gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec

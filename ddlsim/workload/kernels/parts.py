@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel, KernelClass
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.primitives import A, gemm, host_calls, memory
 from ddlsim.workload.kernels.spec import LayerSpec
 from ddlsim.workload.transformer_layer import MASK_BYTES

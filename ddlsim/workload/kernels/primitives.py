@@ -8,7 +8,7 @@ the kernel computes (`flash_flop`).
 
 from __future__ import annotations
 
-from ddlsim.core.types import Kernel, KernelClass
+from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
 
 A = ACTIVATION_BYTES

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import Kernel, Phase, ShardSignature
+from ddlsim.core.types import Phase
+from ddlsim.core.work import Kernel, ShardSignature
 
 KernelLister = Callable[[ShardSignature, Phase], list[Kernel]]
 _LISTERS: dict[str, KernelLister] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlsim.core.types import ShardSignature
+from ddlsim.core.work import ShardSignature
 from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
 from ddlsim.workload.transformer_layer import LayerShape
 

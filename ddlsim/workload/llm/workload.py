@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.workload.llm.arithmetic import query_tokens
 from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
 from ddlsim.workload.llm.collectives import LayerCollectives

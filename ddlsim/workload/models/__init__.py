@@ -1,3 +1,1 @@
-"""Models a workload can be built from. Importing registers them."""
-
-from ddlsim.workload.models import dlrm, gpt, hf, megatron, topoopt  # noqa: F401
+"""Models a workload can be built from. `ddlsim.core.catalog` lists the module that registers each."""

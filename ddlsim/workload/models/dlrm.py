@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import SHARDING_CHOICES, partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields

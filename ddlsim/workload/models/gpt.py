@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import MODELS
-from ddlsim.core.types import Precision, TaskBlock, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.workload.feasibility import check_decoder_plan
 from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
 from ddlsim.workload.llm.plan import DecoderPlan, partition_decoder

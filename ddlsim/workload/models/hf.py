@@ -20,7 +20,8 @@ from typing import Any
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import MODELS
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.feasibility import PlanCheck, check_decoder_plan
 from ddlsim.workload.llm.blocks import KernelBytes

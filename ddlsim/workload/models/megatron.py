@@ -20,7 +20,8 @@ from typing import Any
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
-from ddlsim.core.types import Precision, Workload
+from ddlsim.core.types import Precision
+from ddlsim.core.work import Workload
 from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import TP_ALL_REDUCE_RULES, build_megatron_workload

@@ -19,16 +19,8 @@ from dataclasses import dataclass, replace
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
-from ddlsim.core.types import (
-    CollectiveCall,
-    CollectiveOp,
-    ComputeTask,
-    GroupLayout,
-    Phase,
-    Precision,
-    TaskBlock,
-    Workload,
-)
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
+from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape, mlp_matmul_params, mlp_params
 from ddlsim.workload.dlrm_partition import partition_dlrm

@@ -5,16 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddlsim.core.types import (
-    CollectiveCall,
-    CollectiveOp,
-    ComputeTask,
-    GroupLayout,
-    Phase,
-    ShardSignature,
-    TaskBlock,
-    Workload,
-)
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase
+from ddlsim.core.work import ComputeTask, ShardSignature, TaskBlock, Workload
 from ddlsim.network.fabrics.topoopt.demand import call_pairs, server_layout, server_traffic
 from ddlsim.training.reconfiguration import iteration_phases as workload_phases
 

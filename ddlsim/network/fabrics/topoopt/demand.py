@@ -2,7 +2,7 @@
 
 TopologyFinder (Algorithm 1) and the reconfigurable baselines need, per training iteration, the
 bytes each server sends each other server. This module derives them from the collective calls of
-a `ddlsim.core.types.Workload` (so network/ never imports workload/):
+a `ddlsim.core.work.Workload` (so network/ never imports workload/):
 
 * all-reduce, reduce-scatter and all-gather are *AllReduce* traffic (mutable: any ring order
   does): a ring over each group in position order, 2(k-1)/k x size per neighbour pair for an
@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Workload
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout
+from ddlsim.core.work import Workload
 from ddlsim.network.fabrics.topoopt.topology_finder import AllReduceDemand
 
 Op = CollectiveOp

@@ -5,7 +5,9 @@ stage's), in program order, as Chakra nodes, with that rank's own groups and pee
 
 - compute -> ``COMP_NODE`` with ``num_ops`` (FLOPs; for ops of no FLOPs, such as copies and
   elementwise ops, one operation per element moved), ``tensor_size`` (bytes read + written) and
-  ``op_type`` (the torch op), which ASTRA-sim's roofline prices;
+  ``op_type`` (the torch op), which ASTRA-sim's roofline prices; given a compute model, also
+  ``duration_micros``: the op's time as ddlsim prices it on that model's device, which
+  ASTRA-sim replays when its roofline is off;
 - a collective -> ``COMM_COLL_NODE`` with ``comm_type``, ``comm_size`` (Chakra's convention:
   `schema.chakra_comm_size`) and ``pg_name``: the id of the rank's own group, numbered from 1
   (`schema.GroupIds`; ``comm_group.json`` beside the files maps ids to ranks);
@@ -29,7 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddlsim.capture.pricing import TIMED_OP
+from ddlsim.capture.graph import OP_KEY_COLUMNS
+from ddlsim.capture.pricing import TIMED_OP, SegmentPricer
 from ddlsim.chakra.protoio import write_message, write_serialized
 from ddlsim.chakra.schema import (
     CAPTURED_RANK_ATTR,
@@ -92,7 +95,7 @@ class _Template:
         self.fixed = None if rank_attr is not None else node.SerializeToString()
 
 
-def _templates(events: pd.DataFrame) -> list[_Template]:
+def _templates(events: pd.DataFrame, pricer: SegmentPricer | None) -> list[_Template]:
     templates, last_on_stream, exchanges = [], {}, Counter()
     columns = list(events.columns)
     for row in events.itertuples(index=False):
@@ -106,6 +109,9 @@ def _templates(events: pd.DataFrame) -> list[_Template]:
                 node.duration_micros = round(record["flop"] * MICROSECONDS)
             else:
                 node.attr.add(name="num_ops", int64_val=compute_ops(record["flop"], moved, record["dtype"]))
+                if pricer is not None:
+                    key = tuple(record[column] for column in OP_KEY_COLUMNS)
+                    node.duration_micros = round(pricer.price([key]).time_s * MICROSECONDS)
             node.attr.add(name="tensor_size", uint64_val=moved)
             node.attr.add(name="op_type", string_val=str(record["torch_op"] or record["op"]))
         elif record["op"] == "send_recv":
@@ -146,16 +152,18 @@ def _rank_bytes(template: _Template, rank: int, captured: int, world: int, group
     return template.node.SerializeToString()
 
 
-def write_chakra(program: Any, directory: str | Path, *, ranks: str = "all") -> list[Path]:
+def write_chakra(program: Any, directory: str | Path, *, ranks: str = "all", compute: Any = None) -> list[Path]:
     """Write `program` as Chakra ETs into `directory`, with ``comm_group.json``: every rank
-    (``ranks="all"``, what ASTRA-sim runs) or only the captured ranks (``"captured"``). Returns the
-    ET files written."""
+    (``ranks="all"``, what ASTRA-sim runs) or only the captured ranks (``"captured"``). With
+    `compute` (a `ddlsim.compute.ComputeModel`), compute nodes carry their priced durations too.
+    Returns the ET files written."""
     if ranks not in ("all", "captured"):
         raise ConfigError("ranks", ranks, "must be 'all' or 'captured'")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     metadata = json.dumps(program.metadata() | {"replays": []}, sort_keys=True)
-    templates = {rank: _templates(program.rank_events(rank)) for rank in program.ranks}
+    pricer = None if compute is None else SegmentPricer(compute)
+    templates = {rank: _templates(program.rank_events(rank), pricer) for rank in program.ranks}
     world, groups, written = program.num_ranks, GroupIds(), []
     for rank in (range(world) if ranks == "all" else sorted(program.ranks)):
         captured = captured_rank_of(program, rank)

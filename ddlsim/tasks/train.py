@@ -181,7 +181,7 @@ def write_run_chakra(components: Components, algorithm: Any = None, settings: An
     directory = (components.output_dir or Path.cwd()) / "chakra"
     program = getattr(components.model, "program", None)
     if program is not None:
-        program().to_chakra(directory)
+        program().to_chakra(directory, compute=components.compute)
         return directory
     from ddlsim.chakra.analytic_export import write_training_chakra
 

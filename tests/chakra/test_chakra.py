@@ -109,6 +109,20 @@ def test_all_gather_sizes_are_per_rank_and_compute_nodes_carry_work(programs, ll
     assert gathers > 0
 
 
+def test_compute_nodes_carry_ddlsims_durations_when_given_a_compute_model(programs, tmp_path) -> None:
+    """For ASTRA-sim's replay (roofline off): each op's time as ddlsim prices it, in whole microseconds."""
+    from ddlsim.capture.simulation import make_compute, make_device
+
+    program = programs["llama_fsdp_tp"]
+    compute = make_compute(None, make_device("a100_80gb"))
+    write_chakra(program, tmp_path, compute=compute)
+    _, nodes = decode_et(tmp_path / f"{program.name}.0.et")
+    durations = [node.duration_micros for node in nodes if node.type == ET.COMP_NODE]
+    priced_us = ddlsim.simulate(program, fabric="ideal", device="a100_80gb").compute_time_s * 1e6
+    assert sum(duration > 0 for duration in durations) > 0
+    assert abs(sum(durations) - priced_us) <= 0.5 * len(durations)  # rounding to whole microseconds, per op
+
+
 def test_pipeline_sends_go_to_the_ranks_own_peer_and_pair_with_receives(programs, tmp_path) -> None:
     program = programs["pipeline_1f1b"]
     write_chakra(program, tmp_path)

@@ -45,7 +45,7 @@ from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.training.simulate import TrainingResult, peak_of, placed
+from ddlsim.training.simulate import TrainingResult, at_scale, peak_of, placed
 from ddlsim.training.timeline import Placement, summarize
 
 CONFIGS = configs_dir()
@@ -204,12 +204,13 @@ def simulate_program(program: CapturedProgram, fabric: Any, algorithm: Any, devi
     elif getattr(compute_model, "fusion", False):
         program = replace(program, events=fuse_events(program.events))
     graph, details = build_program_graph(program, collective_pricer, SegmentPricer(compute_model, measured))
-    placement = placed(graph, settings or TrainingSettings(), fabric, captured=True)
-    summary = summarize(graph, placement)
+    settings = settings or TrainingSettings()
+    placement = placed(graph, settings, fabric, captured=True)
+    summary, costs, failures = at_scale(summarize(graph, placement), workload, settings, device)
     energy = network_energy(fabric, program.num_ranks, summary.iteration_time_s, 0)
-    return ProgramResult(workload=workload, settings=settings or TrainingSettings(),
-                         iteration=summary, energy=energy, graph=graph, placement=placement, details=details,
-                         peak_flop_per_s=peak_of(device, workload))
+    return ProgramResult(workload=workload, settings=settings, iteration=summary, energy=energy, graph=graph,
+                         placement=placement, details=details, peak_flop_per_s=peak_of(device, workload),
+                         at_scale=costs, failures=failures)
 
 
 def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any = "ideal", device: Any = "h100_sxm",

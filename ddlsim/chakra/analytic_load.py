@@ -32,7 +32,7 @@ from ddlsim.training.graph import IterationGraph, OpKind
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.training.simulate import TrainingResult, peak_of, placed
+from ddlsim.training.simulate import TrainingResult, at_scale, peak_of, placed
 from ddlsim.training.timeline import summarize
 
 
@@ -90,10 +90,11 @@ class AnalyticTrace:
         pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), lambda task: None)
         graph = self.graph(pricer.collective)
         placement = placed(graph, settings, fabric)
-        summary = summarize(graph, placement)
+        summary, costs, failures = at_scale(summarize(graph, placement), self.workload, settings, device)
         energy = network_energy(fabric, self.num_ranks, summary.iteration_time_s, self.workload.num_steps)
         return AnalyticTraceResult(workload=self.workload, settings=settings, iteration=summary, energy=energy,
-                                   graph=graph, placement=placement, peak_flop_per_s=peak_of(device, self.workload))
+                                   graph=graph, placement=placement, peak_flop_per_s=peak_of(device, self.workload),
+                                   at_scale=costs, failures=failures)
 
     def to_chakra(self, directory: str | Path, *, ranks: str = "all") -> list[Path]:
         """Write the trace again (``training.chakra=true`` on ``model=chakra``)."""

@@ -27,6 +27,7 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import ALGORITHMS, FABRICS, LABEL_KEY, TASKS
 from ddlsim.report.quantities import format_duration, format_number
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
+from ddlsim.training.at_scale.costs import COLUMNS as AT_SCALE_COLUMNS
 from ddlsim.training.run import train_on_fabric
 from ddlsim.training.settings import run_settings
 
@@ -93,11 +94,19 @@ def summarize_row(row: Row) -> str:
     # even when it is 0, so that the sum is visibly whole.
     pipelined = row.get("pp_degree", 1) > 1 or row.get("bubble_time_s", 0.0) > 0
     bubble = f" + pipeline bubble {_fmt_time(row.get('bubble_time_s', 0.0))}" if pipelined else ""
+    costs = {column: row.get(column, 0.0) for column in AT_SCALE_COLUMNS}
+    at_scale = ""
+    if any(costs.values()):
+        largest = max(costs, key=costs.__getitem__)
+        at_scale = (f" + at scale {_fmt_time(sum(costs.values()))} (largest: {largest.removesuffix('_s')} "
+                    f"{_fmt_time(costs[largest])})")
     lines = [
         f"{head}: {row['num_ranks']} GPUs" + (f" ({plan})" if plan else ""),
         f"  iteration time     {_fmt_time(row['iteration_time_s'])} = compute {_fmt_time(row['compute_time_s'])}"
-        f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share}){bubble}",
-        f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])} ({format_number(row['num_steps'])} steps)",
+        f" + exposed communication {_fmt_time(row['exposed_comm_time_s'])} ({share}){bubble}{at_scale}",
+        f"  time to accuracy   {_fmt_time(row['time_to_accuracy_s'])} ({format_number(row['num_steps'])} steps)"
+        + (f", goodput {format_number(100 * row['goodput'], 3)}% (failures, checkpoints, restarts)"
+           if row.get("goodput", 1.0) < 1.0 else ""),
         f"  throughput         {format_number(row['samples_per_s'])} samples/s",
         "  compute source     " + (f"{row['compute_source']} on {row['compute_device']}" if row["compute_source"]
                                      else "none (the run has no compute)"),
@@ -197,4 +206,5 @@ def write_run_trace(result: Any, components: Components, algorithm: Any) -> Path
 
     graph, placement, details = result_graph(result, components.fabric, algorithm, components.device,
                                              components.compute)
-    return write_trace(graph, placement, components.output_dir or Path.cwd(), details)
+    return write_trace(graph, placement, components.output_dir or Path.cwd(), details,
+                       getattr(result, "at_scale", None))

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -45,6 +45,8 @@ from ddlsim.core import units
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import omegaconf_error_to_config_error
+from ddlsim.training.at_scale.settings import AtScaleConfig, AtScaleSettings
+from ddlsim.training.failures import FailuresConfig, FailureSettings
 
 ENGINES = ("auto", "events")
 
@@ -88,6 +90,8 @@ class TrainingConfig:
     chakra: bool = False  # write the run (captured or analytic) as Chakra ETs into <output>/chakra/ (docs/chakra.md)
     engine: str = "auto"
     overlap_p2p_comm: bool = False  # interleaved schedule: asynchronous stage-to-stage sends (Megatron-Core's option)
+    at_scale: AtScaleConfig = field(default_factory=AtScaleConfig)  # ddlsim.training.at_scale
+    failures: FailuresConfig = field(default_factory=FailuresConfig)  # ddlsim.training.failures
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ class TrainingSettings:
     overlap_p2p_comm: bool = False
     chakra: bool = False
     contention: bool = True  # the root `network.contention` key: concurrent collectives share the fabric
+    at_scale: AtScaleSettings = AtScaleSettings()
+    failures: FailureSettings = FailureSettings()
 
     def __post_init__(self) -> None:
         try:
@@ -129,10 +135,19 @@ class TrainingSettings:
 
     @classmethod
     def from_config(cls, config: TrainingConfig) -> TrainingSettings:
+        try:
+            at_scale = AtScaleSettings.from_config(config.at_scale)
+        except ConfigError as error:
+            raise error.under("at_scale") from None
+        try:
+            failures = FailureSettings.from_config(config.failures)
+        except ConfigError as error:
+            raise error.under("failures") from None
         return cls(overlap=config.overlap,
                    bucket_size_bytes=units.parse_size_bytes(config.bucket_size, "bucket_size", allow_zero=False),
                    schedule=config.schedule, trace=bool(config.trace), engine=config.engine,
-                   overlap_p2p_comm=config.overlap_p2p_comm, chakra=bool(config.chakra))
+                   overlap_p2p_comm=config.overlap_p2p_comm, chakra=bool(config.chakra), at_scale=at_scale,
+                   failures=failures)
 
 
 def training_settings(node: Any) -> TrainingSettings:

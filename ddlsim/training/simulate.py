@@ -23,7 +23,9 @@ from typing import Any
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
 from ddlsim.training.analytic import analytic_iteration
+from ddlsim.training.at_scale.costs import AtScaleCosts, at_scale_costs, with_costs
 from ddlsim.training.energy import NetworkEnergy, network_energy
+from ddlsim.training.failures import FailureCosts, checkpoint_bytes_of, failure_costs
 from ddlsim.training.graph import IterationGraph
 from ddlsim.training.pipeline import micro_batches, virtual_stages
 from ddlsim.training.pricing import Pricer
@@ -43,6 +45,8 @@ class TrainingResult:
     iteration: IterationSummary
     energy: NetworkEnergy
     peak_flop_per_s: float = NAN
+    at_scale: AtScaleCosts = AtScaleCosts()
+    failures: FailureCosts | None = None
 
     @property
     def num_steps(self) -> int:
@@ -50,8 +54,17 @@ class TrainingResult:
 
     @property
     def time_to_accuracy_s(self) -> float:
-        """Steps x iteration time; NaN when the workload has no step count."""
-        return self.num_steps * self.iteration.iteration_time_s if self.num_steps > 0 else NAN
+        """Steps x iteration time, with the lost work, checkpoints and restarts of failures when
+        ``training.failures.enabled``; NaN when the workload has no step count."""
+        if self.num_steps <= 0:
+            return NAN
+        train_s = self.num_steps * self.iteration.iteration_time_s
+        return train_s / self.goodput
+
+    @property
+    def goodput(self) -> float:
+        """The fraction of wall time that advances training (1 without ``training.failures``)."""
+        return self.failures.goodput if self.failures is not None else 1.0
 
     @property
     def samples_per_s(self) -> float:
@@ -96,6 +109,9 @@ class TrainingResult:
             "mfu": self.mfu,
             "compute_source": it.compute_source,
             "compute_device": "+".join(it.compute_devices),
+            **self.at_scale.row(),
+            "goodput": self.goodput,
+            **(self.failures.row() if self.failures is not None else {}),
             **self.energy.row(),
         }
         for key, value in self.workload.plan.items():
@@ -184,12 +200,34 @@ def peak_of(device: Any, workload: Workload) -> float:
     return device.peak(Precision(workload.plan.get("precision", Precision.BF16.value)))
 
 
+def checkpoint_bytes(workload: Workload) -> int:
+    """The model and optimizer state a restart reads (its parameters in their precision, fp32 main
+    weights and Adam's moments); 0 where the plan does not say its parameters."""
+    params = int(workload.plan.get("params_total", 0) or 0)
+    precision = Precision(workload.plan.get("precision", Precision.BF16.value))
+    return checkpoint_bytes_of(params, precision.bytes_per_element) if params else 0
+
+
+def at_scale(summary: IterationSummary, workload: Workload, settings: TrainingSettings, device: Any
+             ) -> tuple[IterationSummary, AtScaleCosts, FailureCosts | None]:
+    """The iteration with the at-scale costs `settings` switches on, the costs, and what failures
+    do to time-to-train (None without ``training.failures.enabled``)."""
+    costs = at_scale_costs(summary, dict(workload.plan), workload.num_ranks, device, settings.at_scale)
+    summary = with_costs(summary, costs)
+    failures = None
+    if settings.failures.enabled:
+        train_s = workload.num_steps * summary.iteration_time_s if workload.num_steps > 0 else summary.iteration_time_s
+        failures = failure_costs(settings.failures, workload.num_ranks, train_s, checkpoint_bytes(workload))
+    return summary, costs, failures
+
+
 def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSettings | None = None, *,
                       fabric: Any = None, device: Any = None) -> TrainingResult:
     """Schedule one iteration of `workload`, place it in time and sum it up; `device` gives the
-    peak that `mfu` is taken against."""
+    peak that `mfu` is taken against and the at-scale costs' device figures."""
     settings = settings or TrainingSettings()
-    summary = iteration_summary(workload, pricer, settings, fabric)
+    summary, costs, failures = at_scale(iteration_summary(workload, pricer, settings, fabric), workload, settings,
+                                        device)
     energy = network_energy(fabric, workload.num_ranks, summary.iteration_time_s, workload.num_steps)
     return TrainingResult(workload=workload, settings=settings, iteration=summary, energy=energy,
-                          peak_flop_per_s=peak_of(device, workload))
+                          peak_flop_per_s=peak_of(device, workload), at_scale=costs, failures=failures)

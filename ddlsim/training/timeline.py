@@ -89,13 +89,15 @@ class CollectiveBreakdown:
 class IterationSummary:
     """What one iteration was made of, seen from the busiest device.
 
-    The iteration splits into three parts that add up to `iteration_time_s`:
+    The iteration splits into parts that add up to `iteration_time_s`:
 
     - `compute_time_s`: the busy time of the busiest compute stream (for a pipeline, the
       busiest stage's);
     - `exposed_comm_time_s`: time that device spends in its own collectives and not computing;
     - `bubble_time_s`: time it does neither, waiting for other pipeline stages (the 1F1B
-      bubble). Always 0 for one stage, where every wait is for one of its own collectives.
+      bubble). Always 0 for one stage, where every wait is for one of its own collectives;
+    - `at_scale_time_s`: what running at scale adds (`ddlsim.training.at_scale`: interference,
+      stragglers, framework work); 0 unless ``training.at_scale`` switches a cost on.
 
     `comm_time_s` sums that device's collectives, whether hidden behind compute or not;
     `hidden_comm_time_s` is the part that was. So exposed communication never exceeds it, and
@@ -115,6 +117,7 @@ class IterationSummary:
     compute_devices: tuple[str, ...]
     num_ops: int
     bubble_time_s: float = 0.0
+    at_scale_time_s: float = 0.0
 
     @property
     def comm_fraction(self) -> float:

@@ -9,7 +9,9 @@ on a compute stream (the analytic schedules block compute with it) is drawn on t
 ``ts`` and duration ``dur`` in microseconds, named by its layer or collective, with bytes,
 algorithm, group and timing parts in ``args``. Times are those of the placed graph
 (`ddlsim.training.timeline.place`), so the trace shows overlap, bubbles and exposed
-communication as the simulator computed them.
+communication as the simulator computed them. The at-scale costs of the iteration
+(`ddlsim.training.at_scale`: interference, stragglers, framework work), which the iteration time
+adds after its placed ops, are bands on an ``at-scale costs`` track of their own after the last op.
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ def _args(op: Op, extra: Mapping[str, Any] | None, placement: Placement) -> dict
 
 
 def trace_events(graph: IterationGraph, placement: Placement | None = None,
-                 details: Mapping[int, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The Chrome trace object of a placed graph (see the module docstring)."""
+                 details: Mapping[int, Mapping[str, Any]] | None = None, at_scale: Any = None) -> dict[str, Any]:
+    """The Chrome trace object of a placed graph and its at-scale costs (see the module docstring)."""
     placement = placement or place(graph)
     details = details or {}
     multi_stage = len({op.stage for op in graph.ops}) > 1
@@ -67,6 +69,16 @@ def trace_events(graph: IterationGraph, placement: Placement | None = None,
         events.append({"name": op.label, "cat": op.kind.value, "ph": "X", "pid": op.stage, "tid": threads[key],
                        "ts": placement.start_s[op.index] * MICROSECONDS, "dur": placement.time_of(op) * MICROSECONDS,
                        "args": _args(op, details.get(op.index), placement)})
+    iteration_s = placement.makespan_s
+    for column, seconds in (at_scale.row().items() if at_scale is not None else ()):
+        if seconds <= 0:
+            continue
+        key = (max((stage for stage, _ in threads), default=0), "at-scale costs")
+        threads.setdefault(key, len(threads) + 1)
+        events.append({"name": column.removesuffix("_s"), "cat": "at_scale", "ph": "X", "pid": key[0],
+                       "tid": threads[key], "ts": iteration_s * MICROSECONDS, "dur": seconds * MICROSECONDS,
+                       "args": {"duration_s": seconds}})
+        iteration_s += seconds
     metadata: list[dict[str, Any]] = []
     for stage in sorted({stage for stage, _ in threads}):
         name = f"stage {stage}" if multi_stage else "rank"
@@ -77,7 +89,7 @@ def trace_events(graph: IterationGraph, placement: Placement | None = None,
         metadata.append({"name": "thread_name", "ph": "M", "pid": stage, "tid": tid, "args": {"name": track}})
         metadata.append({"name": "thread_sort_index", "ph": "M", "pid": stage, "tid": tid, "args": {"sort_index": tid}})
     return {"traceEvents": metadata + events, "displayTimeUnit": "ms",
-            "otherData": {"iteration_time_s": placement.makespan_s, "num_ops": len(graph)}}
+            "otherData": {"iteration_time_s": iteration_s, "num_ops": len(graph)}}
 
 
 def _is_comm_stream(stream: str) -> bool:
@@ -86,13 +98,13 @@ def _is_comm_stream(stream: str) -> bool:
 
 
 def write_trace(graph: IterationGraph, placement: Placement | None, path: str | os.PathLike[str],
-                details: Mapping[int, Mapping[str, Any]] | None = None) -> Path:
+                details: Mapping[int, Mapping[str, Any]] | None = None, at_scale: Any = None) -> Path:
     """Write ``trace.json`` (or `path` itself when it names a ``.json`` file); return the file."""
     path = Path(path)
     if path.suffix != ".json":
         path = path / TRACE_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(trace_events(graph, placement, details)))
+    path.write_text(json.dumps(trace_events(graph, placement, details, at_scale)))
     return path
 
 

@@ -1,0 +1,49 @@
+"""A synchronous step waits for its slowest GPU: the expected maximum of N draws (order statistics).
+
+GPUs of one product run at different speeds under the same load: Sinha et al., "Not All GPUs Are
+Created Equal: Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC'22,
+arXiv:2208.11035v3) measured an average performance variation of 8 % (at most 22 %) between the
+GPUs of each of five clusters of thousands of GPUs, for compute-, memory- and communication-bound
+applications alike. Read as the spread from the slowest to the fastest GPU of a cluster of
+thousands (about 6.5 standard deviations of a normal distribution at those sizes), that is a
+standard deviation of speed of 8 % / 6.5 = 1.2 % per GPU.
+
+Every GPU of a training job waits for every other at least once per iteration (the gradient
+synchronisation couples the data-parallel replicas, pipeline stages and tensor-parallel peers
+hand work to each other), so the iteration's compute and pipeline bubble stretch by
+sigma x E[max of N standard normal draws], N the job's GPUs: 1.4 sigma for 8 GPUs, 3.8 sigma for
+16,384.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from scipy import integrate, stats
+
+SINHA_SPREAD = 0.08  # Sinha et al. SC'22: average performance variation across a cluster's GPUs
+SPREAD_IN_SIGMAS = 6.5  # max - min of thousands of normal draws, in standard deviations
+SPEED_SIGMA = SINHA_SPREAD / SPREAD_IN_SIGMAS
+
+
+@cache
+def expected_max_of_normals(count: int) -> float:
+    """E[max of `count` independent standard normal draws] (0 for one draw), by quadrature of
+    x n phi(x) Phi(x)^(n-1)."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    if count == 1:
+        return 0.0
+
+    def density(x: float) -> float:
+        return x * count * stats.norm.pdf(x) * math.exp((count - 1) * stats.norm.logcdf(x))
+
+    value, _ = integrate.quad(density, -10.0, 12.0, limit=200, epsabs=1e-12)
+    return value
+
+
+def straggler_s(paced_s: float, num_gpus: int, sigma: float = SPEED_SIGMA) -> float:
+    """What waiting for the slowest of `num_gpus` costs an iteration whose compute and bubble
+    (the time its GPUs' speed sets) is `paced_s`."""
+    return paced_s * sigma * expected_max_of_normals(num_gpus)

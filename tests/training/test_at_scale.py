@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -94,7 +95,7 @@ def test_failures_turn_training_time_into_wall_time(tmp_path) -> None:
 
 def test_the_timeline_shows_the_costs(tmp_path) -> None:
     row = ddlsim.run([*GPT, *ON, "training.trace=true"], output_dir=tmp_path).rows[0]
-    trace = json.loads(open(row["trace_file"]).read())
+    trace = json.loads(Path(row["trace_file"]).read_text())
     bands = {event["name"]: event["dur"] for event in trace["traceEvents"] if event.get("cat") == "at_scale"}
     assert bands == pytest.approx({"interference": row["interference_s"] * 1e6, "straggler": row["straggler_s"] * 1e6,
                                    "framework": row["framework_s"] * 1e6})

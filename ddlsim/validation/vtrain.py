@@ -29,6 +29,7 @@ scale and split, and by parallelism.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -122,7 +123,9 @@ def compute_config(overrides: dict[str, Any] | None = None) -> Any:
 
 def build_setup(compute_overrides: dict[str, Any] | None = None,
                 fabric_overrides: dict[str, Any] | None = None, schedule: str = "auto",
-                overlap_p2p_comm: bool = False) -> Setup:
+                overlap_p2p_comm: bool = False, at_scale: Any = None) -> Setup:
+    """Device, compute model and collective timer of the vTrain runs; `at_scale`, an
+    `AtScaleSettings`, switches at-scale costs on (off: today's numbers)."""
     from ddlsim.compute.devices import DeviceConfig, DeviceSpec
     from ddlsim.compute.model import ComputeModel
     from ddlsim.network.api import make_fabric
@@ -137,9 +140,10 @@ def build_setup(compute_overrides: dict[str, Any] | None = None,
     from ddlsim.workload.llm.blocks import KernelBytes
 
     timer = network_timer(fabric, ALGORITHM, reduction_model(device))
-    return Setup(device, compute, timer, TrainingSettings(schedule=schedule, overlap_p2p_comm=overlap_p2p_comm),
-                 KernelBytes(),
-                 Pricer(timer, compute_timer(compute)))
+    settings = TrainingSettings(schedule=schedule, overlap_p2p_comm=overlap_p2p_comm)
+    if at_scale is not None:
+        settings = dataclasses.replace(settings, at_scale=at_scale)
+    return Setup(device, compute, timer, settings, KernelBytes(), Pricer(timer, compute_timer(compute)))
 
 
 def interleavable(row: Any, virtual_stages: int) -> bool:
@@ -177,12 +181,12 @@ def _simulate_row(row: Any, setup: Setup, virtual_stages: int) -> Any:
                               micro_batch=int(row.micro_batch), max_gpus=int(row.gpus),
                               virtual_stages=virtual_stages)
     workload = model.build_workload(parallel, setup.device.memory_bytes)
-    return simulate_training(workload, setup.pricer, setup.settings)
+    return simulate_training(workload, setup.pricer, setup.settings, device=setup.device)
 
 
 def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> pd.DataFrame:
     """`rows` with predicted_ms, compute_ms, exposed_comm_ms and error_pct (signed) added."""
-    predicted, compute, exposed, chunks = [], [], [], []
+    predicted, compute, exposed, chunks, straggler = [], [], [], [], []
     for row in rows.itertuples(index=False):
         result = simulate_row(row, setup, virtual_stages)
         iteration = result.iteration
@@ -190,8 +194,10 @@ def simulate_rows(rows: pd.DataFrame, setup: Setup, virtual_stages: int = 1) -> 
         predicted.append(1e3 * iteration.iteration_time_s)
         compute.append(1e3 * iteration.compute_time_s)
         exposed.append(1e3 * iteration.exposed_comm_time_s)
+        straggler.append(1e3 * result.at_scale.straggler_s)
     out = rows.copy()
     out["predicted_ms"], out["compute_ms"], out["exposed_comm_ms"] = predicted, compute, exposed
+    out["straggler_ms"] = straggler
     out["error_pct"] = 100.0 * (out.predicted_ms - out.measured_ms) / out.measured_ms
     if virtual_stages > 1:
         out["virtual_stages"] = chunks

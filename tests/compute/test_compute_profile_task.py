@@ -79,13 +79,12 @@ def test_dlrm_shard_profiles_on_cpu_with_its_fbgemm_operators(tmp_path, one_thre
 
 
 def test_ddlsim_profile_command_line(monkeypatch):
-    import ddlsim.app.cli
-    from ddlsim.tasks import profile as profile_task
+    from ddlsim.app import profile as profile_command
 
     seen = []
-    monkeypatch.setattr(ddlsim.app.cli, "main", lambda argv: seen.append(list(argv)) or 0)
+    monkeypatch.setattr(profile_command, "ddlsim_main", lambda argv: seen.append(list(argv)) or 0)
     monkeypatch.setattr("sys.argv", ["ddlsim-profile", "-m", "model.target_loss=3.0,2.5", "--force"])
-    assert profile_task.main() == 0
+    assert profile_command.main() == 0
     assert seen == [["experiment=single", "-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]
 
 

@@ -5,6 +5,11 @@ A registry (`ddlsim.core.registry`) imports an option's module the first time th
 for, so building one fabric imports that fabric's module and no other, and `core` imports no room
 to know their names. A test (tests/architecture/test_catalog.py) imports every module listed and
 checks that it registers exactly the names listed for it.
+
+The group ``kernels`` is not a config group but the model kinds of shard signatures
+(`ddlsim.core.work.ShardSignature`) with a kernel list: the workload room registers the lister of
+each into compute's registry (`ddlsim.compute.kernel_registry`), which reads them without
+importing workload.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ddlsim.core.datasheets import DATASHEETS
 NETWORK = "ddlsim.network"
 COLLECTIVES = f"{NETWORK}.collectives"
 FABRICS = f"{NETWORK}.fabrics"
+KERNEL_LISTERS = "ddlsim.workload.kernels.listers"
 
 OPTIONS: dict[str, dict[str, str]] = {
     "fabric": {
@@ -79,5 +85,18 @@ OPTIONS: dict[str, dict[str, str]] = {
         "topoopt_cost": "ddlsim.tasks.topoopt_cost",
         "topoopt_jobs": "ddlsim.tasks.topoopt_jobs",
         "train": "ddlsim.tasks.train",
+    },
+    "kernels": {
+        "adam_shard": KERNEL_LISTERS,
+        "attention_core": KERNEL_LISTERS,
+        "decoder_attention_core": KERNEL_LISTERS,
+        "dense_layer": KERNEL_LISTERS,
+        "gpt_embedding": KERNEL_LISTERS,
+        "gpt_layer": KERNEL_LISTERS,
+        "lm_head": KERNEL_LISTERS,
+        "megatron_layer": KERNEL_LISTERS,
+        "mla_dense_layer": KERNEL_LISTERS,
+        "mla_moe_layer": KERNEL_LISTERS,
+        "moe_layer": KERNEL_LISTERS,
     },
 }

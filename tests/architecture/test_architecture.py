@@ -70,8 +70,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
 KNOWN_AGAINST: set[str] = {  # imports against the direction still to cut: this set only shrinks
     "ddlsim.capture.program -> ddlsim.chakra",
     "ddlsim.capture.program -> ddlsim.chakra.export",
-    "ddlsim.compute.profiling -> ddlsim.workload",
-    "ddlsim.compute.profiling -> ddlsim.workload.equivalent",
     "ddlsim.report.references.assumption_tables -> ddlsim.app",
     "ddlsim.report.references.assumption_tables -> ddlsim.app.sweep",
     "ddlsim.report.references.assumption_tables -> ddlsim.app.sweep.inprocess",

@@ -1,6 +1,6 @@
-"""compute's registry of model kinds with a kernel list: the workload room registers into it, and
-`ddlsim.core.catalog` names the module of every kind, which compute imports the first time the
-kind is asked for, so compute never imports workload."""
+"""compute's registries of model kinds (kernel lists, equivalent models): the workload room
+registers into them, and `ddlsim.core.catalog` names the module of every kind, which compute
+imports the first time the kind is asked for, so compute never imports workload."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from ddlsim.compute.equivalent_registry import EQUIVALENT_BUILDERS
 from ddlsim.compute.kernel_registry import KERNEL_LISTERS
 from ddlsim.compute.kinds import KindTable
 from ddlsim.core.catalog import OPTIONS
@@ -19,6 +20,13 @@ def test_every_module_the_catalog_lists_for_kernel_lists_registers_exactly_its_k
     for module in set(OPTIONS["kernels"].values()):
         importlib.import_module(module)
     assert KERNEL_LISTERS.registered() == sorted(OPTIONS["kernels"])
+
+
+def test_every_module_the_catalog_lists_for_equivalent_models_registers_exactly_its_kinds():
+    pytest.importorskip("torchrec")
+    for module in set(OPTIONS["equivalent"].values()):
+        importlib.import_module(module)
+    assert EQUIVALENT_BUILDERS.registered() == sorted(OPTIONS["equivalent"])
 
 
 def test_a_kind_is_loaded_from_its_module_the_first_time_it_is_asked_for():

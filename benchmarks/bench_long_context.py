@@ -23,10 +23,10 @@ import argparse
 from collections import defaultdict
 
 from ddlsim.capture.simulation import make_compute, make_device
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
-from ddlsim.workload.kernels import kernels_for
 from ddlsim.workload.llm.hf_config import decoder_shape, load_config
 from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig

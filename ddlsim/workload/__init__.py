@@ -12,9 +12,9 @@ from typing import Any
 from ddlsim.workload.parallel import ParallelConfig
 
 _LAZY = {
-    "EquivalentShard": "ddlsim.workload.equivalent",
-    "build_equivalent_shard": "ddlsim.workload.equivalent",
-    "register_equivalent": "ddlsim.workload.equivalent",
+    "EquivalentShard": "ddlsim.compute.equivalent_registry",
+    "build_equivalent_shard": "ddlsim.compute.equivalent_registry",
+    "register_equivalent": "ddlsim.compute.equivalent_registry",
     "LayerShape": "ddlsim.workload.transformer_layer",
     "TransformerStack": "ddlsim.workload.architecture",
     "TrainingBudget": "ddlsim.workload.scaling_laws",

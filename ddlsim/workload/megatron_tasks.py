@@ -22,10 +22,10 @@ fp32 values of the vocab-parallel cross-entropy: maximum, target logit, sum of e
 
 from __future__ import annotations
 
+from ddlsim.compute.kernel_registry import kernel_work
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
 from ddlsim.core.work import ComputeTask, ShardSignature, TaskBlock, Workload
-from ddlsim.workload.kernels import kernel_work
 from ddlsim.workload.megatron_partition import MegatronPlan, TransformerModel, partition
 from ddlsim.workload.model_flops import model_flop_per_step
 from ddlsim.workload.parallel import ParallelConfig

@@ -30,11 +30,11 @@ from ddlsim.capture.graph import OP_KEY_COLUMNS
 from ddlsim.capture.pricing import kernel_of, precision_of
 from ddlsim.capture.records import COMPUTE
 from ddlsim.capture.simulation import make_compute, make_device, simulate_program
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
 from ddlsim.network.api import make_fabric
-from ddlsim.workload.kernels import kernels_for
 from ddlsim.workload.llm.hf_config import decoder_shape, load_config
 from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.models.gpt import GptConfig, GptModel

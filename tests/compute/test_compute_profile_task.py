@@ -105,9 +105,9 @@ def test_a_shard_that_does_not_fit_is_refused_with_its_estimate_before_any_work(
 
 
 def test_the_memory_estimate_counts_adam_state_and_the_recomputed_activations():
+    from ddlsim.compute.equivalent_registry import build_equivalent_shard
     from ddlsim.compute.profiler import ADAM_STATE_COPIES, estimate_training_memory
     from ddlsim.compute.profiling import default_builder
-    from ddlsim.workload.equivalent import build_equivalent_shard
 
     one, two, three = (estimate_training_memory(parse_signature_key(key(batch)), default_builder, "cpu")
                        for batch in (1, 2, 3))

@@ -11,9 +11,9 @@ from collections import Counter
 import pytest
 from llm_fixtures import FFN, HEADS, SEQ, H, build, llama_like
 
+from ddlsim.compute.kernel_registry import kernels_for, total_flop
 from ddlsim.core.types import Phase
 from ddlsim.core.work import ComputeTask, KernelClass, ShardSignature
-from ddlsim.workload.kernels import kernels_for, total_flop
 from ddlsim.workload.kernels.attention import ring_steps
 from ddlsim.workload.kernels.spec import LayerSpec, layer_keys
 from ddlsim.workload.llm import arithmetic

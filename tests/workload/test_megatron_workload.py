@@ -3,10 +3,10 @@
 import pytest
 import torch
 
+from ddlsim.compute.equivalent_registry import build_equivalent_shard
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
-from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.ramp_reference import TABLE9, agrees_as_printed
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
+from ddlsim.compute.kernel_registry import register_kernels, shape_value
 from ddlsim.core.types import Phase
 from ddlsim.core.work import Kernel, ShardSignature
 from ddlsim.workload.kernels import fused, heads, megatron
-from ddlsim.workload.kernels.registry import register_kernels, shape_value
 from ddlsim.workload.kernels.spec import LayerSpec
 
 LAYER_KINDS = ("gpt_layer", "megatron_layer", "dense_layer", "moe_layer", "mla_dense_layer", "mla_moe_layer")

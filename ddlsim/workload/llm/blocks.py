@@ -32,10 +32,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from ddlsim.compute.kernel_registry import has_kernels, kernel_work
 from ddlsim.core.caches import Memo
 from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
 from ddlsim.core.work import ComputeTask, ShardSignature, TaskBlock
-from ddlsim.workload.kernels import has_kernels, kernel_work
 from ddlsim.workload.kernels.spec import head_keys, layer_keys
 from ddlsim.workload.llm import arithmetic
 from ddlsim.workload.llm.collectives import LayerCollectives

@@ -1,38 +1,39 @@
-"""The kernel-list registry: which function lists the kernels of a signature's model kind."""
+"""The kernel-list registry: which function lists the kernels of a signature's model kind.
+
+compute owns it and prices what it lists (`kernel_roofline`); the workload room registers a
+lister per model kind with `register_kernels`, and `ddlsim.core.catalog` (group ``kernels``)
+names the module that does, imported the first time a kind is asked for.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ddlsim.compute.kinds import KindTable
+from ddlsim.core.catalog import OPTIONS
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Phase
 from ddlsim.core.work import Kernel, ShardSignature
 
 KernelLister = Callable[[ShardSignature, Phase], list[Kernel]]
-_LISTERS: dict[str, KernelLister] = {}
+KERNEL_LISTERS: KindTable[KernelLister] = KindTable("kernel list", OPTIONS["kernels"])
 
 
 def register_kernels(*kinds: str) -> Callable[[KernelLister], KernelLister]:
     """Decorator: `lister(signature, phase) -> list[Kernel]` lists the kernels of `kinds`."""
-
-    def decorator(lister: KernelLister) -> KernelLister:
-        for kind in kinds:
-            _LISTERS[kind] = lister
-        return lister
-
-    return decorator
+    return KERNEL_LISTERS.register(*kinds)
 
 
 def has_kernels(kind: str) -> bool:
-    return kind in _LISTERS
+    return kind in KERNEL_LISTERS
 
 
 def kernels_for(signature: ShardSignature, phase: Phase | str) -> list[Kernel]:
     """The kernels of one task of `signature` in `phase` (count 1)."""
-    lister = _LISTERS.get(signature.model_kind)
+    lister = KERNEL_LISTERS.get(signature.model_kind)
     if lister is None:
         raise ConfigError("signature.model_kind", signature.model_kind,
-                          f"has no kernel list; known kinds: {', '.join(sorted(_LISTERS))}")
+                          f"has no kernel list; known kinds: {', '.join(KERNEL_LISTERS.kinds())}")
     return lister(signature, Phase(phase))
 
 

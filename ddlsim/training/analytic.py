@@ -29,16 +29,16 @@ import numpy as np
 
 from ddlsim.core.types import CollectiveCall
 from ddlsim.core.work import Workload
-from ddlsim.training.closed_form import one_f_one_b_ends
-from ddlsim.training.interleaved import interleaved_schedule
-from ddlsim.training.overlapped import overlapped_ends
-from ddlsim.training.pipeline import micro_batches, one_f_one_b_schedule, split_steps, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.rounds import interleaved_ends
-from ddlsim.training.schedules import pipeline_stages, select_schedule
+from ddlsim.training.schedules.closed_form import one_f_one_b_ends
+from ddlsim.training.schedules.dispatch import pipeline_stages, select_schedule
+from ddlsim.training.schedules.interleaved import interleaved_schedule
+from ddlsim.training.schedules.one_f_one_b import micro_batches, one_f_one_b_schedule, split_steps, virtual_stages
+from ddlsim.training.schedules.overlapped import overlapped_ends
+from ddlsim.training.schedules.rounds import interleaved_ends
+from ddlsim.training.schedules.steps import ChunkSteps, StepCost, chunk_steps
+from ddlsim.training.schedules.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.settings import Overlap, TrainingSettings
-from ddlsim.training.steps import ChunkSteps, StepCost, chunk_steps
-from ddlsim.training.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
 
 

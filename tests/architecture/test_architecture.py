@@ -65,7 +65,11 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
         "ddlsim.report.references.topoopt_shared",
         "ddlsim.report.references.wrht",
     },
-    {"ddlsim.training.exchanges", "ddlsim.training.interleaved", "ddlsim.training.pipeline"},
+    {
+        "ddlsim.training.schedules.exchanges",
+        "ddlsim.training.schedules.interleaved",
+        "ddlsim.training.schedules.one_f_one_b",
+    },
     {
         "ddlsim.workload.kernels",
         "ddlsim.workload.kernels.attention",

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from megatron_reference import simulate_program
 
-from ddlsim.training.closed_form import one_f_one_b_ends
-from ddlsim.training.interleaved import interleaved_order
-from ddlsim.training.rounds import interleaved_ends
+from ddlsim.training.schedules.closed_form import one_f_one_b_ends
+from ddlsim.training.schedules.interleaved import interleaved_order
+from ddlsim.training.schedules.rounds import interleaved_ends
 
 
 def reference_ends(forward, backward, lag_f, lag_b, stages: int, virtual: int, micro: int) -> list[float]:

@@ -6,8 +6,8 @@ from training_fakes import AlphaBeta, FlopTimer, pipelined
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
-from ddlsim.training.pipeline import one_f_one_b_order, split_steps
-from ddlsim.training.schedules import select_schedule
+from ddlsim.training.schedules.dispatch import select_schedule
+from ddlsim.training.schedules.one_f_one_b import one_f_one_b_order, split_steps
 from ddlsim.training.timeline import place
 
 

@@ -11,7 +11,7 @@ from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.buckets import find_gradient_sync
 from ddlsim.training.graph import DP_STREAM, IterationGraph
-from ddlsim.training.schedules import SCHEDULES, register_schedule
+from ddlsim.training.schedules.dispatch import SCHEDULES, register_schedule
 from ddlsim.training.timeline import place
 
 NO_OVERLAP = TrainingSettings(overlap=Overlap.NONE)

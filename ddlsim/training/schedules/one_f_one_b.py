@@ -40,7 +40,7 @@ from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.training.graph import IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages, register_schedule
+from ddlsim.training.schedules.dispatch import pipeline_stages, register_schedule
 from ddlsim.training.settings import TrainingSettings
 
 MICRO_BATCH_PLAN_KEY = "micro_batches"
@@ -176,10 +176,10 @@ def one_f_one_b_schedule(workload: Workload, pricer: Pricer, settings: TrainingS
     """The 1F1B iteration graph of a pipelined workload (see the module docstring).
 
     A workload with virtual stages (plan ``virtual_stages`` > 1) runs the interleaved 1F1B
-    schedule of `ddlsim.training.interleaved` instead.
+    schedule of `ddlsim.training.schedules.interleaved` instead.
     """
     if virtual_stages(workload) > 1:
-        from ddlsim.training.interleaved import interleaved_schedule
+        from ddlsim.training.schedules.interleaved import interleaved_schedule
 
         return interleaved_schedule(workload, pricer, settings)
     stages, micro = pipeline_stages(workload), micro_batches(workload)
@@ -280,4 +280,4 @@ def _buckets(builder: _Builder, stage: int, call: CollectiveCall, executions: in
     return (last.index,)
 
 
-from ddlsim.training import interleaved  # noqa: E402, F401  (registers interleaved_1f1b)
+from ddlsim.training.schedules import interleaved  # noqa: E402, F401  (registers interleaved_1f1b)

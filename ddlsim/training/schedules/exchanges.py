@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 
 from ddlsim.core.work import Workload
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.interleaved import (
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.dispatch import pipeline_stages
+from ddlsim.training.schedules.interleaved import (
     check_micro_batches,
     exchange_flags,
     last_slot,
@@ -43,7 +45,7 @@ from ddlsim.training.interleaved import (
     step_micro_batch,
     warmup_steps,
 )
-from ddlsim.training.pipeline import (
+from ddlsim.training.schedules.one_f_one_b import (
     _add_tail,
     _Builder,
     is_handover,
@@ -52,8 +54,6 @@ from ddlsim.training.pipeline import (
     stream_of,
     virtual_stages,
 )
-from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
 
 Deps = tuple[int, ...]

@@ -28,7 +28,7 @@ holds all its forwards (w_s >= N) receives its first output gradient in a call o
 (`separate_backward_receive`). Every tensor moves
 between neighbours whose exchanges fall in the same round r = q + s (`exchange_flags`; the
 tests check the flags against Megatron-Core's ``recv_tensor_from_previous_stage``), so
-`ddlsim.training.exchanges` lays the iteration out a round at a time, and `rounds.py` sums it
+`ddlsim.training.schedules.exchanges` lays the iteration out a round at a time, and `rounds.py` sums it
 up that way. How the exchanges block (``training.overlap_p2p_comm``) is described there.
 """
 
@@ -39,9 +39,9 @@ from typing import Any
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import Workload
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import register_schedule
+from ddlsim.training.schedules.dispatch import register_schedule
+from ddlsim.training.schedules.one_f_one_b import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.workload.llm.memory import interleaved_warmup
 
@@ -114,6 +114,6 @@ def interleaved_schedule(workload: Workload, pricer: Pricer, settings: TrainingS
     """The interleaved 1F1B iteration graph (see the module docstring); 1F1B when v = 1."""
     if virtual_stages(workload) == 1:
         return one_f_one_b_schedule(workload, pricer, settings)
-    from ddlsim.training.exchanges import interleaved_graph
+    from ddlsim.training.schedules.exchanges import interleaved_graph
 
     return interleaved_graph(workload, pricer, settings)

@@ -20,8 +20,8 @@ import numpy as np
 
 from ddlsim.core.types import CollectiveCall, Phase
 from ddlsim.core.work import Workload
-from ddlsim.training.pipeline import _is_cross_stage
 from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.one_f_one_b import _is_cross_stage
 from ddlsim.training.timeline import ROUNDING
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase
 from ddlsim.core.work import TaskBlock
-from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.one_f_one_b import PipelineSteps, is_handover
 
 Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
 

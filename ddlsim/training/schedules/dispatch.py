@@ -23,7 +23,8 @@ from ddlsim.training.settings import TrainingSettings
 
 Schedule = Callable[[Workload, Pricer, TrainingSettings], IterationGraph]
 SCHEDULES: dict[str, Schedule] = {}
-SCHEDULE_MODULES = {"1f1b": "ddlsim.training.pipeline", "interleaved_1f1b": "ddlsim.training.interleaved"}
+SCHEDULE_MODULES = {"1f1b": "ddlsim.training.schedules.one_f_one_b",
+                    "interleaved_1f1b": "ddlsim.training.schedules.interleaved"}
 
 # Above this many repeats, a backward block is expanded in this many chunks of consecutive
 # repeats; gradient buckets then become ready at chunk granularity.

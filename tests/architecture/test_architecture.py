@@ -66,11 +66,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
         "ddlsim.report.references.wrht",
     },
     {
-        "ddlsim.training.schedules.exchanges",
-        "ddlsim.training.schedules.interleaved",
-        "ddlsim.training.schedules.one_f_one_b",
-    },
-    {
         "ddlsim.workload.kernels",
         "ddlsim.workload.kernels.attention",
         "ddlsim.workload.kernels.fused",

@@ -55,7 +55,7 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, Phase
 from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.training.graph import IterationGraph, Op, OpKind
-from ddlsim.training.schedules import pipeline_stages
+from ddlsim.training.schedules.plan import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
 
 MICROSECONDS = 1e6

@@ -25,9 +25,9 @@ from ddlsim.core.work import Workload
 from ddlsim.training.analytic import analytic_iteration
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pipeline import micro_batches, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages, select_schedule
+from ddlsim.training.schedules.dispatch import select_schedule
+from ddlsim.training.schedules.plan import micro_batches, pipeline_stages, virtual_stages
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
 

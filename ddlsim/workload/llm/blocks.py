@@ -1,7 +1,7 @@
 """The task blocks of one training iteration of a partitioned decoder (`DecoderPlan`).
 
 The workload lists, in execution order, the blocks of ONE micro-batch on one model chunk, then
-the blocks that run once per iteration (`ddlsim.training.pipeline` lays them out with the 1F1B
+the blocks that run once per iteration (`ddlsim.training.schedules.one_f_one_b` lays them out with the 1F1B
 or interleaved 1F1B schedule). Without virtual stages a chunk is a pipeline stage; with
 `virtual_stages` v > 1 the per-micro-batch blocks' `stages` name model chunks 0 .. PP v - 1
 (chunk c runs on stage c mod PP) and the per-iteration blocks' `stages` name pipeline stages.

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.caches import PROCESS_CACHES
-from ddlsim.training.closed_form import PERIODIC_TOLERANCE
-from ddlsim.training.interleaved import last_slot, separate_backward_receive, warmup_steps
+from ddlsim.training.schedules.closed_form import PERIODIC_TOLERANCE
+from ddlsim.training.schedules.interleaved import last_slot, separate_backward_receive, warmup_steps
 
 FORWARD, BACKWARD, BOTH = 1, 2, 3  # the hand-overs a round sends: activations, gradients, both
 # Round structures kept (about 1 MB each at 64 stages x 2 virtual stages).

@@ -3,7 +3,7 @@
 `interleaved.py` numbers every stage's loop iterations as slots and shows that every tensor a
 stage sends after slot q reaches a neighbour whose exchange falls in the same round r = q + s.
 This module lays the graph out a round at a time. A chunk step is its per-micro-batch blocks
-without its hand-over (`pipeline.is_handover`: the ``pipeline_send_*`` blocks, one send per
+without its hand-over (`stages.is_handover`: the ``pipeline_send_*`` blocks, one send per
 chunk boundary, micro-batch and direction, each of the full activation or, with scatter-gather,
 of 1/TP of it; the receiving chunk's scatter-gather all-gather stays in its step). The
 hand-overs are issued in the exchanges, as ``training.overlap_p2p_comm`` says:
@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 from ddlsim.core.work import Workload
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.interleaved import (
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.interleaved import (
     check_micro_batches,
     exchange_flags,
     last_slot,
@@ -43,17 +44,8 @@ from ddlsim.training.interleaved import (
     step_micro_batch,
     warmup_steps,
 )
-from ddlsim.training.pipeline import (
-    _add_tail,
-    _Builder,
-    is_handover,
-    micro_batches,
-    split_steps,
-    stream_of,
-    virtual_stages,
-)
-from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages
+from ddlsim.training.schedules.plan import micro_batches, pipeline_stages, virtual_stages
+from ddlsim.training.schedules.stages import StageBuilder, add_tail, is_handover, split_steps, stream_of
 from ddlsim.training.settings import TrainingSettings
 
 Deps = tuple[int, ...]
@@ -78,7 +70,7 @@ class _Layout:
         self.handover = {"F": tuple(b for b in steps.forward if is_handover(b)),
                          "B": tuple(b for b in steps.backward if is_handover(b))}
         self.tail = steps.tail
-        self.builder = _Builder(workload, pricer, settings)
+        self.builder = StageBuilder(workload, pricer, settings)
         self.p, self.v, self.m = pipeline_stages(workload), virtual_stages(workload), micro_batches(workload)
         check_micro_batches(self.p, self.m)
         self.dp_overlap = settings.overlap.buckets
@@ -122,7 +114,7 @@ class _Layout:
         side = self.builder.side_waits()
         waiting = {stage: state.pending + state.sent.pop("B", ()) + side[stage]
                    for stage, state in enumerate(self.state)}
-        _add_tail(self.builder, self.tail, self.last_backward, self.dp_overlap, waiting)
+        add_tail(self.builder, self.tail, self.last_backward, self.dp_overlap, waiting)
         return self.builder.graph
 
 

@@ -1,20 +1,11 @@
-"""Pipeline parallelism with the 1F1B schedule (Narayanan et al. 2021, "Efficient Large-Scale
-Language Model Training on GPU Clusters Using Megatron-LM", Sec. 2.2.1, PipeDream-Flush).
+"""A pipelined iteration laid out stage by stage: its steps, each stage's stream, and its tail.
 
 The workload lists the blocks of ONE micro-batch on one stage (`TaskBlock.per_micro_batch`;
 `TaskBlock.stages` says which stages run each), then the blocks that run once per iteration.
 Per-micro-batch blocks whose tasks are all forward form the forward step F, the others the
-backward step B (recompute included). With p stages and m micro-batches, stage s runs
-
-    warm-up   F(0) .. F(w-1)                 w = min(p - 1 - s, m)
-    steady    F(w+i), B(i)  for i < m - w    (one forward, one backward)
-    cool-down B(m-w) .. B(m-1)
-
-on its own compute stream ``stage<s>``. F(s, j) waits for stage s-1's send of micro-batch j,
-B(s, j) for stage s+1's send of its gradient. Sends (send_recv) occupy the sender's stream, as
-Megatron's blocking point-to-point calls do; the receiving stage's all-gather (scatter-gather)
-occupies the receiver's. The bubble follows: (p - 1) x (F + B) of the stages, heavier when the
-first or last stage also carries the embedding or output layer.
+backward step B (recompute included) (`split_steps`). The 1F1B schedule (`one_f_one_b.py`) and
+the interleaved one (`exchanges.py`) put each step of a stage on its compute stream
+``stage<s>`` with a `StageBuilder`, and then add the tail (`add_tail`).
 
 After a stage's last backward, the per-iteration blocks run on the stages they name. A
 collective whose group spans stages (a group stride of at least one stage's ranks: the tied
@@ -23,8 +14,6 @@ model-parallel group) starts on all of its stages together, when the last of the
 so every stage's optimizer step waits for the slowest stage. With ``training.overlap =
 dp_backward`` each stage's gradient all-reduce is split into `bucket_size` buckets on the
 stream ``stage<s>_dp``, released as the last micro-batch's backward produces the gradients.
-
-With one stage this is plain gradient accumulation: F(0) B(0) F(1) B(1) ...
 """
 
 from __future__ import annotations
@@ -40,29 +29,12 @@ from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.training.graph import IterationGraph, Op
 from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages, register_schedule
+from ddlsim.training.schedules.plan import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
-
-MICRO_BATCH_PLAN_KEY = "micro_batches"
-VIRTUAL_STAGES_PLAN_KEY = "virtual_stages"
-
-
-def micro_batches(workload: Workload) -> int:
-    return int(workload.plan.get(MICRO_BATCH_PLAN_KEY, 1))  # type: ignore[call-overload]
 
 
 def stream_of(stage: int) -> str:
     return f"stage{stage}"
-
-
-def one_f_one_b_order(stage: int, stages: int, micro: int) -> list[tuple[str, int]]:
-    """The actions of `stage` in 1F1B order: ("F", j) and ("B", j)."""
-    warmup = min(stages - 1 - stage, micro)
-    order = [("F", j) for j in range(warmup)]
-    for i in range(micro - warmup):
-        order += [("F", warmup + i), ("B", i)]
-    order += [("B", j) for j in range(micro - warmup, micro)]
-    return order
 
 
 @dataclass(frozen=True)
@@ -99,7 +71,7 @@ def split_steps(workload: Workload) -> PipelineSteps:
     return PipelineSteps(forward, backward, tail)
 
 
-class _Builder:
+class StageBuilder:
     """Adds the ops of one pipelined iteration to a graph, remembering each stream's last op."""
 
     def __init__(self, workload: Workload, pricer: Pricer, settings: TrainingSettings) -> None:
@@ -160,84 +132,19 @@ class _Builder:
         return (send if send is not None else last), backward
 
 
-def _is_cross_stage(call: CollectiveCall, stage_ranks: int) -> bool:
+def is_cross_stage(call: CollectiveCall, stage_ranks: int) -> bool:
     return call.group.size > 1 and call.group.stride >= stage_ranks
 
 
-Action = tuple[str, int, int]  # ("F" or "B", model chunk, micro-batch)
-
-
-def virtual_stages(workload: Workload) -> int:
-    return int(workload.plan.get(VIRTUAL_STAGES_PLAN_KEY, 1))  # type: ignore[call-overload]
-
-
-@register_schedule("1f1b")
-def one_f_one_b_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
-    """The 1F1B iteration graph of a pipelined workload (see the module docstring).
-
-    A workload with virtual stages (plan ``virtual_stages`` > 1) runs the interleaved 1F1B
-    schedule of `ddlsim.training.interleaved` instead.
-    """
-    if virtual_stages(workload) > 1:
-        from ddlsim.training.interleaved import interleaved_schedule
-
-        return interleaved_schedule(workload, pricer, settings)
-    stages, micro = pipeline_stages(workload), micro_batches(workload)
-    orders = [[(kind, stage, j) for kind, j in one_f_one_b_order(stage, stages, micro)] for stage in range(stages)]
-    return run_pipeline(workload, pricer, settings, orders, stages)
-
-
-def run_pipeline(workload: Workload, pricer: Pricer, settings: TrainingSettings, orders: list[list[Action]],
-                 chunks: int) -> IterationGraph:
-    """Lay out every stage's actions in order; F of chunk c waits for chunk c - 1's send of the same
-    micro-batch, B of chunk c for chunk c + 1's. `chunks` is the number of model chunks (the
-    stages, or stages x virtual stages); the per-iteration tail follows each stage's last action."""
-    steps = split_steps(workload)
-    builder = _Builder(workload, pricer, settings)
-    stages, micro = builder.stages, micro_batches(workload)
-    if micro < 1:
-        raise ConfigError("micro_batches", micro, "must be >= 1")
-    overlap = settings.overlap.buckets
-    chunked = chunks > stages
-    position = [0] * stages
-    sends: dict[tuple[str, int, int], int | None] = {}  # (F or B, chunk, micro-batch) -> op the neighbour waits for
-    last_backward: dict[int, list[int]] = {}
-    remaining = sum(len(order) for order in orders)
-    while remaining:
-        progressed = False
-        for stage in range(stages):
-            while position[stage] < len(orders[stage]):
-                kind, chunk, j = orders[stage][position[stage]]
-                source = chunk - 1 if kind == "F" else chunk + 1
-                if 0 <= source < chunks and (kind, source, j) not in sends:
-                    break
-                wait = sends.get((kind, source, j))
-                blocks = steps.forward if kind == "F" else steps.backward
-                last = kind == "B" and j == micro - 1
-                tag = f"{kind}{j}" + (f"c{chunk}" if chunked else "")
-                send, backward = builder.step(blocks, stage, tag, (wait,) if wait is not None else (),
-                                              expand=overlap and last, chunk=chunk)
-                sends[(kind, chunk, j)] = send
-                if last:
-                    last_backward.setdefault(stage, []).extend(backward)
-                position[stage] += 1
-                remaining -= 1
-                progressed = True
-        if not progressed:
-            raise RuntimeError("pipeline schedule deadlocked; the stage orders are inconsistent")
-    _add_tail(builder, steps.tail, last_backward, overlap, builder.side_waits())
-    return builder.graph
-
-
-def _add_tail(builder: _Builder, tail: tuple[TaskBlock, ...], last_backward: dict[int, list[int]],
-              overlap: bool, waiting: dict[int, tuple[int, ...]] | None = None) -> None:
+def add_tail(builder: StageBuilder, tail: tuple[TaskBlock, ...], last_backward: dict[int, list[int]],
+             overlap: bool, waiting: dict[int, tuple[int, ...]] | None = None) -> None:
     """`waiting`: ops each stage's first tail op must also wait for (its last exchange's)."""
     waiting = {stage: deps for stage, deps in (waiting or {}).items() if deps}
     for block in tail:
         stages = [stage for stage in range(builder.stages) if block.runs_on(stage)]
         for task in block.tasks:
             executions = block.repeat * task.count
-            if isinstance(task, CollectiveCall) and _is_cross_stage(task, builder.stage_ranks):
+            if isinstance(task, CollectiveCall) and is_cross_stage(task, builder.stage_ranks):
                 ready = tuple(builder.last[stream_of(stage)] for stage in stages if stream_of(stage) in builder.last)
                 ready += tuple(dep for stage in stages for dep in waiting.pop(stage, ()))
                 for stage in stages:
@@ -252,7 +159,8 @@ def _add_tail(builder: _Builder, tail: tuple[TaskBlock, ...], last_backward: dic
                             waiting.pop(stage, ()))
 
 
-def _buckets(builder: _Builder, stage: int, call: CollectiveCall, executions: int, backward: list[int]) -> tuple[int]:
+def _buckets(builder: StageBuilder, stage: int, call: CollectiveCall, executions: int,
+             backward: list[int]) -> tuple[int]:
     """The gradient all-reduce in buckets released along the last micro-batch's backward ops.
 
     Gradients are produced in proportion to backward compute time (as `training/buckets.py`
@@ -278,6 +186,3 @@ def _buckets(builder: _Builder, stage: int, call: CollectiveCall, executions: in
         last = builder.add(stage, bucket, 1, f"{call.name}.bucket[{index}]", deps, stream=f"{stream_of(stage)}_dp")
     assert last is not None
     return (last.index,)
-
-
-from ddlsim.training import interleaved  # noqa: E402, F401  (registers interleaved_1f1b)

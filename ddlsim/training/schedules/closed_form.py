@@ -1,7 +1,7 @@
 """The 1F1B pipeline in closed form: when each stage ends its last step, without laying out steps.
 
 Stage s (of p) runs the forward step F_s and the backward step B_s of m micro-batches in 1F1B
-order (`pipeline.one_f_one_b_order`): w_s = p - 1 - s forwards, then pairs F(w_s + i), B(i), then
+order (`one_f_one_b.one_f_one_b_order`): w_s = p - 1 - s forwards, then pairs F(w_s + i), B(i), then
 the last w_s backwards. F(s, j) waits for stage s - 1 to hand F(s - 1, j) over, B(s, j) for stage
 s + 1 to hand B(s + 1, j) over; a step hands over `lag` before it ends (0 when its send is its
 last op). Write u_s(i), v_s(i) for the ends of stage s's i-th pair. The event simulation's

@@ -1,4 +1,4 @@
-"""The per-iteration tail of a pipelined iteration, all stages at once (`pipeline._add_tail` in
+"""The per-iteration tail of a pipelined iteration, all stages at once (`stages.add_tail` in
 closed form).
 
 After its last pipeline step each stage runs the per-iteration blocks it takes part in, in
@@ -20,8 +20,8 @@ import numpy as np
 
 from ddlsim.core.types import CollectiveCall, Phase
 from ddlsim.core.work import Workload
-from ddlsim.training.pipeline import _is_cross_stage
 from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.stages import is_cross_stage
 from ddlsim.training.timeline import ROUNDING
 
 
@@ -78,7 +78,7 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
             continue
         for task in block.tasks:
             executions = block.repeat * task.count
-            if isinstance(task, CollectiveCall) and _is_cross_stage(task, stage_ranks):
+            if isinstance(task, CollectiveCall) and is_cross_stage(task, stage_ranks):
                 estimate = pricer.collective(task)
                 ready = max(float(free[mask].max()), float(waiting[mask].max()))
                 waiting[mask] = -np.inf
@@ -122,7 +122,7 @@ def _record(result: TailResult, focus: int, mask: np.ndarray, task, estimate, ex
 def _buckets(result: TailResult, pipeline, pricer: Pricer, call: CollectiveCall, executions: int, mask: np.ndarray,
              free: np.ndarray, dp_free: np.ndarray, waiting: np.ndarray, last_backward: np.ndarray,
              bucket_bytes: int, focus: int, focus_buckets: list) -> None:
-    """`pipeline._buckets` for every stage of `mask`: the chain of buckets on each stage's gradient stream."""
+    """`stages._buckets` for every stage of `mask`: the chain of buckets on each stage's gradient stream."""
     total = call.size_bytes * executions
     count = max(1, math.ceil(total / bucket_bytes))
     sizes = [min(bucket_bytes, total - index * bucket_bytes) if total else 0 for index in range(count)]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.training.closed_form import PERIODIC_TOLERANCE
-from ddlsim.training.interleaved import last_slot, warmup_steps
+from ddlsim.training.schedules.closed_form import PERIODIC_TOLERANCE
+from ddlsim.training.schedules.interleaved import last_slot, warmup_steps
 
 NONE = -np.inf
 FIELDS = ("S", "Q", "pending", "recvF", "recvB", "sentF", "sentB")

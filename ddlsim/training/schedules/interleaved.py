@@ -1,5 +1,5 @@
-"""The interleaved 1F1B pipeline schedule as Megatron-Core runs it (Narayanan et al. 2021, Sec.
-2.2.2; ``forward_backward_pipelining_with_interleaving`` in Megatron-Core's
+"""The order of the interleaved 1F1B pipeline schedule as Megatron-Core runs it (Narayanan et al.
+2021, Sec. 2.2.2; ``forward_backward_pipelining_with_interleaving`` in Megatron-Core's
 ``megatron/core/pipeline_parallel/schedules.py``, its sends and receives in ``p2p_communication.py``).
 
 Chunks and order. With p stages and v virtual stages each stage runs v model chunks: chunk c
@@ -13,7 +13,7 @@ forward and N backward chunk steps, micro-batches taken in groups of p (Megatron
     backward at a time, then the remaining backwards.
 
 m must be a multiple of p (Megatron-Core raises otherwise). With v = 1 Megatron runs its
-non-interleaved schedule, and so does ddlsim (`pipeline.py`).
+non-interleaved schedule, and so does ddlsim (`one_f_one_b.py`).
 
 Slots and exchanges. Number stage s's loop iterations as slots q = 0 .. N - 1 + w_s: slot q
 runs F(q) if q < N, then B(q - w_s) if q >= w_s, then calls Megatron's p2p communicator once
@@ -25,11 +25,11 @@ receives what slot q + 1 needs (its forward's input unless chunk 0, its backward
 gradient unless the last chunk); stage p - 1's next stage is stage 0. A stage whose warm-up
 holds all its forwards (w_s >= N) receives its first output gradient in a call of its own
 (``recv_backward``), after its last forward exchange; where w_s = N that falls in the same slot
-(`separate_backward_receive`). Every tensor moves
-between neighbours whose exchanges fall in the same round r = q + s (`exchange_flags`; the
-tests check the flags against Megatron-Core's ``recv_tensor_from_previous_stage``), so
-`ddlsim.training.exchanges` lays the iteration out a round at a time, and `rounds.py` sums it
-up that way. How the exchanges block (``training.overlap_p2p_comm``) is described there.
+(`separate_backward_receive`). Every tensor moves between neighbours whose exchanges fall in
+the same round r = q + s (`exchange_flags`; the tests check the flags against Megatron-Core's
+``recv_tensor_from_previous_stage``), so `exchanges.py` lays the iteration's graph out a round at
+a time, and `rounds.py` and `overlapped.py` sum it up that way. How the exchanges block
+(``training.overlap_p2p_comm``) is described there.
 """
 
 from __future__ import annotations
@@ -37,12 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.work import Workload
-from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_schedule, virtual_stages
-from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import register_schedule
-from ddlsim.training.settings import TrainingSettings
+from ddlsim.training.schedules.one_f_one_b import Action, one_f_one_b_order
 from ddlsim.workload.llm.memory import interleaved_warmup
 
 # The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).
@@ -108,12 +103,3 @@ def interleaved_order(stage: int, stages: int, chunks_per_stage: int, micro: int
     check_micro_batches(p, m)
     return [action for slot in range(last_slot(stage, p, v, m) + 1) for action in slot_actions(stage, slot, p, v, m)]
 
-
-@register_schedule("interleaved_1f1b")
-def interleaved_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
-    """The interleaved 1F1B iteration graph (see the module docstring); 1F1B when v = 1."""
-    if virtual_stages(workload) == 1:
-        return one_f_one_b_schedule(workload, pricer, settings)
-    from ddlsim.training.exchanges import interleaved_graph
-
-    return interleaved_graph(workload, pricer, settings)

@@ -1,18 +1,14 @@
-"""Iteration schedules: how a workload's task blocks become an `IterationGraph`.
+"""The sequential schedule: the blocks of one pipeline stage in order, on one compute stream.
 
-A schedule is a callable ``(workload, pricer, settings) -> IterationGraph`` registered under a
-name. ``sequential`` (this module) runs the blocks of one pipeline stage in order, with the
-overlap settings of `TrainingSettings`. A pipelined schedule (1F1B, issue 9) lives in
-``training/pipeline.py`` and registers itself with `register_schedule("1f1b")`; ``auto``
-picks it when the workload plan has more than one pipeline stage.
+``training.schedule = sequential`` (and ``auto`` for a workload of one stage that is not written
+per micro-batch, `dispatch.py`). A collective blocks the computation that follows it, as
+Megatron's tensor-parallel all-reduces and DLRM's all-to-alls do; the overlap settings of
+`TrainingSettings` move gradient buckets (``dp_backward``) and layer collectives onto their
+own streams.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
-from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import CollectiveCall, Phase
 from ddlsim.core.work import ComputeTask, TaskBlock, Workload
 from ddlsim.training.buckets import GradientSync, add_gradient_buckets, find_gradient_sync
@@ -21,59 +17,9 @@ from ddlsim.training.layer_overlap import LayerOverlap
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.settings import TrainingSettings
 
-Schedule = Callable[[Workload, Pricer, TrainingSettings], IterationGraph]
-SCHEDULES: dict[str, Schedule] = {}
-SCHEDULE_MODULES = {"1f1b": "ddlsim.training.pipeline", "interleaved_1f1b": "ddlsim.training.interleaved"}
-
 # Above this many repeats, a backward block is expanded in this many chunks of consecutive
 # repeats; gradient buckets then become ready at chunk granularity.
 MAX_EXPANDED_REPEATS = 1024
-
-PIPELINE_PLAN_KEYS = ("pp_degree", "pipeline_degree")
-
-
-def register_schedule(name: str) -> Callable[[Schedule], Schedule]:
-    def decorator(schedule: Schedule) -> Schedule:
-        if name in SCHEDULES and SCHEDULES[name] is not schedule:
-            raise TypeError(f"schedule {name!r} is registered twice")
-        SCHEDULES[name] = schedule
-        return schedule
-
-    return decorator
-
-
-def pipeline_stages(workload: Workload) -> int:
-    for key in PIPELINE_PLAN_KEYS:
-        if key in workload.plan:
-            return int(workload.plan[key])  # type: ignore[call-overload]
-    return 1
-
-
-def has_micro_batch_blocks(workload: Workload) -> bool:
-    """True for a workload written per micro-batch (`TaskBlock.per_micro_batch`), such as GPT's."""
-    return any(block.per_micro_batch for block in workload.blocks)
-
-
-def select_schedule(settings: TrainingSettings, workload: Workload) -> Schedule:
-    for module in SCHEDULE_MODULES.values():  # each registers its schedule when first imported
-        importlib.import_module(module)
-    name = settings.schedule
-    if name == "sequential" and (pipeline_stages(workload) > 1 or (
-            has_micro_batch_blocks(workload) and int(workload.plan.get("micro_batches", 1)) > 1)):
-        raise ConfigError("training.schedule", name,
-                          f"runs every block once on one stream, but workload {workload.name!r} has "
-                          f"{pipeline_stages(workload)} pipeline stages and {workload.plan.get('micro_batches', 1)} "
-                          "micro-batches; use auto or 1f1b")
-    if name == "auto":
-        name = "1f1b" if pipeline_stages(workload) > 1 or has_micro_batch_blocks(workload) else "sequential"
-        if name not in SCHEDULES:
-            raise InfeasibleError(
-                f"workload {workload.name!r} has {pipeline_stages(workload)} pipeline stages, but no pipelined "
-                f"schedule is registered (known schedules: {', '.join(sorted(SCHEDULES))})")
-    if name not in SCHEDULES:
-        raise ConfigError("training.schedule", settings.schedule,
-                          f"unknown schedule; choose auto or one of {', '.join(sorted(SCHEDULES))}")
-    return SCHEDULES[name]
 
 
 def _chunks(repeat: int, limit: int) -> list[int]:
@@ -87,7 +33,6 @@ def _has_backward(block: TaskBlock) -> bool:
     return any(isinstance(task, ComputeTask) and task.phase is Phase.BACKWARD for task in block.tasks)
 
 
-@register_schedule("sequential")
 def sequential_schedule(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
     """Blocks in order on one compute stream; DP gradient buckets on their own stream if overlapped.
 

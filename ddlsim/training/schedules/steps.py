@@ -1,15 +1,15 @@
 """A pipelined workload's steps, priced once: what the closed-form iteration needs to know.
 
-The 1F1B and interleaved schedules of `pipeline.py` lay out, for every model chunk, a forward
-step F and a backward step B per micro-batch: the per-micro-batch blocks that run on the
-chunk, in order, back to back on the stage's stream. This module prices each step once
+The 1F1B and interleaved schedules (`one_f_one_b.py`, `exchanges.py`) lay out, for every model
+chunk, a forward step F and a backward step B per micro-batch: the per-micro-batch blocks that
+run on the chunk, in order, back to back on the stage's stream. This module prices each step once
 (`StepCost`: its duration, when it hands over to the next chunk, its compute time and its ops)
 so that the closed forms of `closed_form.py` and `rounds.py` never look at single ops.
 
 A step hands over at the end of its last send/recv (the stage-to-stage send), or of its last op
 when it has none; `lag_s` is the time from that hand-over to the end of the step (0 when the send
 is the step's last op) and is infinite for an empty step, whose neighbour then waits for nothing,
-as in `pipeline.py`. `send_s` is the time of its hand-over blocks (`pipeline.is_handover`), which
+as in `stages.py`. `send_s` is the time of its hand-over blocks (`stages.is_handover`), which
 the interleaved schedule issues in its exchange after the step's other ops, the body. Chunks
 whose blocks are the same share one `StepCost` object.
 """
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase
 from ddlsim.core.work import TaskBlock
-from ddlsim.training.pipeline import PipelineSteps, is_handover
 from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.stages import PipelineSteps, is_handover
 
 Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
 

@@ -43,7 +43,7 @@ from ddlsim.training.pipeline import Action, one_f_one_b_order, one_f_one_b_sche
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules import register_schedule
 from ddlsim.training.settings import TrainingSettings
-from ddlsim.workload.llm.memory import interleaved_warmup
+from ddlsim.workload.transformer.memory import interleaved_warmup
 
 # The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.workload.architecture import TransformerStack, widen_heads
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.stack import TransformerStack, widen_heads
 
 MODEL_STATE_BYTES_PER_PARAM = 16
 LOGIT_BYTES = 4  # the cross-entropy loss keeps fp32 logits (Korthikanti et al. 2022, Sec. 4.3)

@@ -4,12 +4,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import partition_dlrm
 from ddlsim.workload.megatron_partition import TransformerModel, partition
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.stack import TransformerStack
 
 
 @settings(max_examples=150, deadline=None)

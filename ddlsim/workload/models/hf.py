@@ -5,7 +5,7 @@
 ``bert-*``, ``gpt2*``, ``llama-2-*``, ``llama-3-*``) or is a path to a local directory or
 ``config.json``; nothing is downloaded. The config is read once, when the model is built.
 
-Decoders (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek-V2/V3, GPT-2; `llm/hf_config.py`)
+Decoders (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek-V2/V3, GPT-2; `transformer/hf_config.py`)
 become a `DecoderShape` by arithmetic and are partitioned like `model=gpt` with every parallelism
 of `parallel` (TP, CP, DP, PP with virtual stages, EP, SP, ZeRO, recompute). BERT is built with
 transformers on the meta device, so its parameter count is exact, and is partitioned the
@@ -22,17 +22,17 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.feasibility import PlanCheck, check_decoder_plan
-from ddlsim.workload.llm.blocks import KernelBytes
-from ddlsim.workload.llm.hf_config import ENCODER_FAMILIES, decoder_shape, load_config, training_seq_len
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.blocks import KernelBytes
+from ddlsim.workload.transformer.hf_config import ENCODER_FAMILIES, decoder_shape, load_config, training_seq_len
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stack import TransformerStack
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 MEGATRON_OPTIONS = ("tensor", "data", "micro_batch", "sequence_parallel", "activation_offload")
 
@@ -61,7 +61,7 @@ def _read_shapes(name: str, seq_len: int) -> HfShapes:
     values = load_config(name)
     if values.get("model_type") != "bert":
         raise ConfigError("config", name, "hf_shapes reads BERT encoders; decoders are read by arithmetic "
-                                          "(ddlsim.workload.llm.hf_config.decoder_shape)")
+                                          "(ddlsim.workload.transformer.hf_config.decoder_shape)")
     values = {key: value for key, value in values.items() if not key.startswith("_")}
     config = transformers.BertConfig(**values)
     seq_len = training_seq_len(values, seq_len)

@@ -22,7 +22,6 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.architecture import TransformerStack, stack_for_params
 from ddlsim.workload.megatron_partition import TransformerModel
 from ddlsim.workload.megatron_tasks import TP_ALL_REDUCE_RULES, build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
@@ -34,7 +33,8 @@ from ddlsim.workload.scaling_laws import (
     TrainingBudget,
     loss_for_params,
 )
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.stack import TransformerStack, stack_for_params
 
 MAX_ASPECT_DOUBLINGS = 12
 # The parallel options the Megatron partitioner honours (pipeline 1 is checked by the partitioner).

@@ -21,7 +21,6 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
 from ddlsim.core.work import ComputeTask, TaskBlock, Workload
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape, mlp_matmul_params, mlp_params
 from ddlsim.workload.dlrm_partition import partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
@@ -31,7 +30,8 @@ from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.ncf import NcfShape, NcfShard
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.shard_signatures import image_signature, mlp_signature
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.stack import TransformerStack
 
 TOPOOPT_MODELS = ("dlrm", "candle", "bert", "ncf", "resnet50", "vgg16")
 BATCH_PER_GPU = {"dlrm": 128, "candle": 256, "bert": 16, "ncf": 128, "resnet50": 128, "vgg16": 64}

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.llm.arithmetic import query_tokens
-from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
-from ddlsim.workload.llm.collectives import LayerCollectives
-from ddlsim.workload.llm.plan import DecoderPlan, partition_decoder
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.stages import describe
 from ddlsim.workload.model_flops import model_flop_per_step
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.arithmetic import query_tokens
+from ddlsim.workload.transformer.blocks import KernelBytes, decoder_blocks
+from ddlsim.workload.transformer.collectives import LayerCollectives
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.plan import DecoderPlan, partition_decoder
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stages import describe
 
 
 def plan_fields(plan: DecoderPlan, precision: Precision, grad_precision: Precision) -> dict[str, object]:

@@ -45,10 +45,10 @@ from __future__ import annotations
 import math
 
 from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
-from ddlsim.workload.llm.arithmetic import query_tokens
-from ddlsim.workload.llm.layout import ParallelLayout
-from ddlsim.workload.llm.shape import MOE, DecoderShape
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.arithmetic import query_tokens
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layout import ParallelLayout
+from ddlsim.workload.transformer.shape import MOE, DecoderShape
 
 A = ACTIVATION_BYTES
 AG, RS, AR = CollectiveOp.ALL_GATHER, CollectiveOp.REDUCE_SCATTER, CollectiveOp.ALL_REDUCE

@@ -1,15 +1,31 @@
-"""A decoder LLM's `Workload` (tasks of one iteration) and its plan as result-row fields."""
+"""The transformer generator: a model's `Workload` (tasks of one iteration) and its plan as result-row fields.
+
+One generator, two flavours, sharing the layer arithmetic (`layer.py`), the rank order and groups
+(`layout.py`), the layers' collectives (`collectives.py`), the kernel lists' FLOPs and bytes
+(`blocks.KernelBytes`) and the model FLOPs:
+
+- decoders (`build_decoder_workload`: `model=gpt`, the decoders of `model=hf`): Megatron-Core's
+  partition and memory accounting (`plan.py`, `memory.py`) under every parallelism, one
+  micro-batch per pipeline chunk then the per-iteration blocks (`blocks.py`);
+- Megatron-2021 (`build_megatron2021_workload`: `model=megatron`, RAMP's scaling-law models and
+  Tables 9 and 10, the encoders of `model=hf`, TopoOpt's BERT): TP x DP filling device memory
+  (`megatron2021_plan.py`) and the blocks of RAMP's reproductions (`megatron2021_blocks.py`).
+"""
 
 from __future__ import annotations
 
+from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
 from ddlsim.workload.model_flops import model_flop_per_step
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.scaling_laws import TrainingBudget
 from ddlsim.workload.transformer.arithmetic import query_tokens
 from ddlsim.workload.transformer.blocks import KernelBytes, decoder_blocks
 from ddlsim.workload.transformer.collectives import LayerCollectives
 from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.megatron2021_blocks import megatron2021_blocks, megatron2021_plan_fields
+from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model, partition_megatron2021
 from ddlsim.workload.transformer.plan import DecoderPlan, partition_decoder
 from ddlsim.workload.transformer.shape import DecoderShape
 from ddlsim.workload.transformer.stages import describe
@@ -77,3 +93,38 @@ def build_decoder_workload(name: str, shape: DecoderShape, parallel: ParallelCon
                                                         ranks_per_chunk=plan.stage_ranks)
     return Workload(name=name, num_ranks=plan.num_gpus, blocks=blocks, global_batch=plan.global_batch,
                     num_steps=num_steps, plan=fields)
+
+
+def build_megatron2021_workload(name: str, model: Megatron2021Model, budget: TrainingBudget | None,
+                                parallel: ParallelConfig, memory_bytes: int, *, global_batch: int = 0,
+                                num_steps: int = 0, precision: Precision = Precision.FP16, widen_heads: bool = False,
+                                layer_kind: str = "megatron_layer", tp_all_reduces: str = "megatron",
+                                kernel_bytes: KernelBytes | None = None) -> Workload:
+    """Partition `model` the Megatron-2021 way and list the tasks of one iteration.
+
+    With a scaling-law `budget`, the target global batch defaults to the critical batch and the
+    steps are recomputed for the global batch the partitioner picked (Kaplan Eq. 5.4); without
+    one, `global_batch` must be given and `num_steps` is passed through.
+    """
+    if budget is None and global_batch < 1:
+        raise ConfigError("global_batch", global_batch, "must be >= 1 for a model without a target loss")
+    target = global_batch or budget.critical_batch_sequences
+    plan = partition_megatron2021(model, parallel, memory_bytes, target, widen_heads=widen_heads)
+    steps = budget.steps(plan.global_batch) if budget is not None else num_steps
+    blocks = megatron2021_blocks(plan, precision=precision, checkpointing=parallel.activation_checkpointing,
+                                 sequence_parallel=parallel.sequence_parallel, layer_kind=layer_kind,
+                                 tp_all_reduces=tp_all_reduces, kernel_bytes=kernel_bytes)
+    fields = megatron2021_plan_fields(plan, precision, steps)
+    fields.update({
+        "params_kaplan": plan.model.stack.kaplan_params(),
+        "precision": precision.value,
+        "sequence_parallel": parallel.sequence_parallel,
+        "activation_checkpointing": parallel.activation_checkpointing,
+        "tokens_per_step": plan.global_batch * plan.model.stack.layer.seq_len,
+        "model_flop_per_step": model_flop_per_step(blocks, ranks_per_chunk=plan.num_gpus),
+    })
+    if budget is not None:
+        fields.update({"target_loss": budget.loss, "critical_batch": budget.critical_batch_sequences,
+                       "min_steps": budget.min_steps, "loss_gap": budget.loss_gap})
+    return Workload(name=name, num_ranks=plan.num_gpus, blocks=blocks, global_batch=plan.global_batch,
+                    num_steps=steps, plan=fields)

@@ -39,7 +39,7 @@ from ddlsim.workload.transformer.stack import TransformerStack, stack_for_params
 from ddlsim.workload.transformer.workload import build_megatron2021_workload
 
 MAX_ASPECT_DOUBLINGS = 12
-# The parallel options the Megatron partitioner honours (pipeline 1 is checked by the partitioner).
+# The parallel options the Megatron-2021 flavour honours (pipeline 1 is checked by its partition).
 MEGATRON_OPTIONS = ("tensor", "data", "pipeline", "micro_batch", "sequence_parallel", "activation_offload")
 
 

@@ -27,9 +27,9 @@ from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 NO_MEMORY_LIMIT = 10**15
 CASES = ((8192, 1), (131072, 16))  # (sequence, context parallel)

@@ -3,7 +3,7 @@
     graph = build_graph(workload, pricer, settings)
     write_workload_chakra(workload, graph, "et/", settings=settings)
 
-Ranks follow Megatron-Core's order (`ddlsim/workload/llm/layout.py`): a pipeline stage is
+Ranks follow Megatron-Core's order (`ddlsim/workload/transformer/layout.py`): a pipeline stage is
 R = ranks / stages consecutive ranks, so rank r runs the ops of stage r // R. Each op of its
 stage becomes ``executions`` Chakra nodes, one per task or call it stands for (a layer block of
 four layers is four nodes), in stream order:

@@ -35,10 +35,10 @@ from ddlsim.compute.kernel_roofline import kernel_time_s
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
 from ddlsim.network.api import make_fabric
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.models.gpt import GptConfig, GptModel
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 LAYER_PHASES = ("forward", "recompute", "backward")
 HF_CLASSES = {"llama": "LlamaConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig", "gpt2": "GPT2Config"}

@@ -19,7 +19,7 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Phase
 from ddlsim.core.work import ComputeTask, Kernel, ShardSignature
 from ddlsim.workload.kernels.primitives import gemm, memory
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 A100 = DeviceSpec.from_config(DeviceConfig(name="a100_80gb"))
 PEAK, BANDWIDTH = A100.peak("fp16"), A100.memory_bandwidth_bytes_per_s

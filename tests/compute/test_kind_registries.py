@@ -33,7 +33,7 @@ def test_a_kind_is_loaded_from_its_module_the_first_time_it_is_asked_for():
     code = ("import sys\n"
             "from ddlsim.compute.kernel_registry import KERNEL_LISTERS, has_kernels, kernels_for\n"
             "from ddlsim.workload.shard_signatures import megatron_layer_signature\n"
-            "from ddlsim.workload.transformer_layer import LayerShape\n"
+            "from ddlsim.workload.transformer.layer import LayerShape\n"
             "assert 'ddlsim.workload.kernels.listers' not in sys.modules\n"
             "assert has_kernels('gpt_layer') and not has_kernels('dlrm_shard') and KERNEL_LISTERS.registered() == []\n"
             "assert kernels_for(megatron_layer_signature(LayerShape(64, 4, 16), 1, 2), 'forward')\n"

@@ -10,7 +10,7 @@ from ddlsim.core.types import CollectiveOp, Phase
 from ddlsim.workload.gpt_plan import GptShape
 from ddlsim.workload.kernels.megatron import fused_softmax_available
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 GIB = 2**30
 

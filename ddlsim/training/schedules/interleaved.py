@@ -38,7 +38,7 @@ from typing import Any
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.training.schedules.one_f_one_b import Action, one_f_one_b_order
-from ddlsim.workload.llm.memory import interleaved_warmup
+from ddlsim.workload.transformer.memory import interleaved_warmup
 
 # The helpers below take ints or numpy arrays alike (the round engine passes arrays of stages).
 

@@ -1,7 +1,7 @@
 """Which kernel list each model kind's signatures get (`registry.register_kernels`).
 
 Layers (``gpt_layer`` and ``megatron_layer``: dense, standard attention; ``dense_layer``,
-``moe_layer``, ``mla_dense_layer``, ``mla_moe_layer`` from `ddlsim.workload.llm`): with flash
+``moe_layer``, ``mla_dense_layer``, ``mla_moe_layer`` from `ddlsim.workload.transformer`): with flash
 attention the fused layer of today's stacks (`fused.py`), else Megatron-LM's of 2021
 (`megatron.py`), whose materialised attention it was measured with; MoE and MLA layers are
 always the fused layer (with materialised attention where asked). ``attention_core`` and

@@ -37,12 +37,12 @@ from ddlsim.core.caches import Memo
 from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
 from ddlsim.core.work import ComputeTask, ShardSignature, TaskBlock
 from ddlsim.workload.kernels.spec import head_keys, layer_keys
-from ddlsim.workload.llm import arithmetic
-from ddlsim.workload.llm.collectives import LayerCollectives
-from ddlsim.workload.llm.plan import DecoderPlan
-from ddlsim.workload.llm.shape import DENSE, MOE
-from ddlsim.workload.llm.stages import chunk_offsets
 from ddlsim.workload.shard_signatures import lm_head_flop, lm_head_signature
+from ddlsim.workload.transformer import arithmetic
+from ddlsim.workload.transformer.collectives import LayerCollectives
+from ddlsim.workload.transformer.plan import DecoderPlan
+from ddlsim.workload.transformer.shape import DENSE, MOE
+from ddlsim.workload.transformer.stages import chunk_offsets
 
 ADAM_FLOP_PER_PARAM = 12.0
 CROSS_ENTROPY_ALL_REDUCES = 3

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import Precision
-from ddlsim.workload.llm.layout import (
+from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.layout import (
     ParallelLayout,
     check_chunks,
     check_context_and_expert,
@@ -36,10 +37,9 @@ from ddlsim.workload.llm.layout import (
     check_micro_batches,
     tp_divides,
 )
-from ddlsim.workload.llm.memory import MemoryOptions, StageMemory, check_fits, memory_per_gpu, stage_memory
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.stages import stage_layers
-from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.memory import MemoryOptions, StageMemory, check_fits, memory_per_gpu, stage_memory
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stages import stage_layers
 
 
 @dataclass(frozen=True)

@@ -38,20 +38,55 @@ Megatron-Core's all-to-all token dispatcher with TP > 1 (expert tensor parallel 
 parallel required): each TP rank dispatches its T / TP tokens over EP, the received tokens are
 all-gathered over TP, the TP-split experts run, and the outputs are reduce-scattered over TP
 before the combine.
+
+The tensor-parallel collectives of a layer (`tp_layer_calls`) are the same in both flavours of
+the generator; the Megatron-2021 flavour (`megatron2021_blocks.py`) may also ask for RAMP 7.2.1's
+reading of them (`TP_ALL_REDUCE_RULES`).
 """
 
 from __future__ import annotations
 
 import math
 
-from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
-from ddlsim.workload.llm.arithmetic import query_tokens
-from ddlsim.workload.llm.layout import ParallelLayout
-from ddlsim.workload.llm.shape import MOE, DecoderShape
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
+from ddlsim.workload.transformer.arithmetic import query_tokens
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layout import ParallelLayout
+from ddlsim.workload.transformer.shape import MOE, DecoderShape
 
 A = ACTIVATION_BYTES
 AG, RS, AR = CollectiveOp.ALL_GATHER, CollectiveOp.REDUCE_SCATTER, CollectiveOp.ALL_REDUCE
+# Which tensor-parallel collectives a layer runs: "megatron" every one Megatron runs (attention and
+# MLP blocks in forward, in the recompute and in backward); "ramp_7_2_1" only the two RAMP 7.2.1
+# names ("the partitioned multi-head attention and corresponding backward path all-reduce, and
+# partitioned feed-forward MLP with corresponding forward path all-reduce").
+TP_ALL_REDUCE_RULES = ("megatron", "ramp_7_2_1")
+_RAMP_7_2_1_BLOCKS = {Phase.FORWARD: ("mlp",), Phase.BACKWARD: ("attention",), Phase.RECOMPUTE: ()}
+
+
+def tp_block_calls(tensor: GroupLayout, message_bytes: int, block: str, phase: Phase,
+                   sequence_parallel: bool) -> list[CollectiveCall]:
+    """The tensor-parallel collectives of one block (``attention`` or ``mlp``) on the `tensor` groups:
+    an all-reduce, or with sequence parallelism an all-gather and a reduce-scatter."""
+    if tensor.size == 1:
+        return []
+    if sequence_parallel:
+        return [CollectiveCall(op, message_bytes, tensor, phase, f"tp_{block}_{op.value}") for op in (AG, RS)]
+    return [CollectiveCall(AR, message_bytes, tensor, phase, f"tp_{block}_all_reduce")]
+
+
+def tp_layer_blocks(phase: Phase, rule: str = "megatron") -> tuple[str, ...]:
+    """The blocks whose tensor-parallel collectives run in `phase`, in order (MLP first in backward)."""
+    if rule == "ramp_7_2_1":
+        return _RAMP_7_2_1_BLOCKS[phase]
+    return ("mlp", "attention") if phase is Phase.BACKWARD else ("attention", "mlp")
+
+
+def tp_layer_calls(tensor: GroupLayout, message_bytes: int, phase: Phase, sequence_parallel: bool,
+                   rule: str = "megatron") -> list[CollectiveCall]:
+    """The tensor-parallel collectives of one dense layer in `phase` under `rule` (`TP_ALL_REDUCE_RULES`)."""
+    return [call for block in tp_layer_blocks(phase, rule)
+            for call in tp_block_calls(tensor, message_bytes, block, phase, sequence_parallel)]
 
 
 class LayerCollectives:
@@ -73,12 +108,7 @@ class LayerCollectives:
 
     # ---- tensor parallel (and sequence parallel) -------------------------------------------------
     def tp_block(self, block: str, phase: Phase) -> list[CollectiveCall]:
-        if self.layout.tp == 1:
-            return []
-        if self.sp:
-            return [CollectiveCall(op, self.message_bytes, self.tensor, phase, f"tp_{block}_{op.value}")
-                    for op in (AG, RS)]
-        return [CollectiveCall(AR, self.message_bytes, self.tensor, phase, f"tp_{block}_all_reduce")]
+        return tp_block_calls(self.tensor, self.message_bytes, block, phase, self.sp)
 
     def tp_pair(self, size_bytes: int, phase: Phase, name: str) -> list[CollectiveCall]:
         """An all-gather and a reduce-scatter of `size_bytes` over TP (an SP region)."""

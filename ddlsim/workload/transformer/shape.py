@@ -20,8 +20,8 @@ import math
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.workload.llm.stages import split_layers
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.stages import split_layers
 
 DEFAULT_VOCAB_MULTIPLE = 128
 DENSE, MOE = "dense", "moe"

@@ -59,16 +59,16 @@ from typing import Any
 from ddlsim.core import units
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.workload.llm.arithmetic import (
+from ddlsim.workload.transformer.arithmetic import (
     attention_core_bytes,
     layer_activation_bytes,
     layer_input_bytes,
     query_tokens,
 )
-from ddlsim.workload.llm.layout import ParallelLayout
-from ddlsim.workload.llm.shape import DENSE, MOE, DecoderShape
-from ddlsim.workload.llm.stages import chunk_offsets
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES, MASK_BYTES
+from ddlsim.workload.transformer.layout import ParallelLayout
+from ddlsim.workload.transformer.shape import DENSE, MOE, DecoderShape
+from ddlsim.workload.transformer.stages import chunk_offsets
 
 ADAM_MOMENT_BYTES = 8  # two fp32 moments
 MAIN_PARAM_BYTES = MAIN_GRAD_BYTES = 4  # fp32 master weights, fp32 copy of 16-bit gradients

@@ -21,8 +21,8 @@ backward; shared experts keep what a dense MLP of their width keeps.
 
 from __future__ import annotations
 
-from ddlsim.workload.llm.shape import FLASH, MOE, DecoderShape, mlp_params
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES, MASK_BYTES
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES, MASK_BYTES
+from ddlsim.workload.transformer.shape import FLASH, MOE, DecoderShape, mlp_params
 
 A = ACTIVATION_BYTES
 ROUTER_BYTES_PER_EXPERT = 4  # fp32 routing probabilities, one per expert per token

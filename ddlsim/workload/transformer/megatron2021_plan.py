@@ -1,16 +1,20 @@
-"""The Megatron partitioner (RAMP Sec. 7.2.1): tensor-parallel degree, then data-parallel degree
-and local batch that fill device memory.
+"""The Megatron-2021 flavour's partition (RAMP Sec. 7.2.1): tensor-parallel degree, then
+data-parallel degree and local batch that fill device memory.
 
-Rules, in order:
+This is the flavour of `model=megatron` (RAMP's scaling-law models, Tables 9 and 10), of the
+encoders of `model=hf` and of TopoOpt's BERT. It differs from the decoder flavour (`plan.py`) in
+its rules, not only its defaults, and RAMP's tables are reproduced with these rules:
 
 1. Tensor parallel (TP): the smallest power of two t whose per-GPU parameter count, counted the
    Megatron way (sharded weights, replicated norms and row-parallel biases, vocab-parallel
-   embeddings), is at most `parallel.param_limit_per_gpu` (RAMP: 1.6e9 for an 80 GB A100).
-   `parallel.tensor` > 0 fixes it instead.
+   embeddings; `LayerShape.params_per_rank`, rounded down per layer while searching), is at most
+   `parallel.param_limit_per_gpu` (RAMP: 1.6e9 for an 80 GB A100). `parallel.tensor` > 0 fixes it
+   instead. With `widen_heads` the layer is split into t heads when t exceeds its heads.
 2. Memory per GPU (`memory_bytes`, the device capacity):
    model states = 16 bytes per parameter (fp16 weights and gradients, fp32 master weights and
-   two Adam moments; Rajbhandari et al. 2020, ZeRO, Sec. 3.1) plus activations per sequence
-   (`TransformerModel.activation_bytes_per_sequence`). The local batch can grow until both fill
+   two Adam moments; Rajbhandari et al. 2020, ZeRO, Sec. 3.1; the decoder flavour follows
+   Megatron-Core's table instead) plus activations per sequence
+   (`Megatron2021Model.activation_bytes_per_sequence`). The local batch can grow until both fill
    memory: b_max = floor((memory - states) / activations per sequence).
 3. Data parallel (DP): enough replicas for the target global batch (the critical batch of the
    scaling laws unless given): dp = ceil(target / b_max), rounded up to a power of two when
@@ -20,7 +24,8 @@ Rules, in order:
    falls short of the target (the step count grows, Eq. 5.4). `parallel.data` and
    `parallel.micro_batch` (the local batch) fix either choice.
 
-Anything that cannot fit raises `InfeasibleError` saying what and by how much.
+One micro-batch per iteration and no pipeline: the local batch is the micro-batch. Anything that
+cannot fit raises `InfeasibleError` saying what and by how much.
 """
 
 from __future__ import annotations
@@ -30,17 +35,18 @@ from dataclasses import dataclass, replace
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.workload.architecture import TransformerStack, widen_heads
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layout import ParallelLayout
+from ddlsim.workload.transformer.memory import LOGIT_BYTES
+from ddlsim.workload.transformer.stack import TransformerStack, widen_heads
 
-MODEL_STATE_BYTES_PER_PARAM = 16
-LOGIT_BYTES = 4  # the cross-entropy loss keeps fp32 logits (Korthikanti et al. 2022, Sec. 4.3)
+MODEL_STATE_BYTES_PER_PARAM = 16  # 2 + 2 + 12 (ZeRO's K = 12: fp32 master weights and two moments)
 
 
 @dataclass(frozen=True)
-class TransformerModel:
-    """A transformer as the partitioner sees it: the layer stack plus its embeddings.
+class Megatron2021Model:
+    """A transformer as this flavour sees it: the layer stack plus its embeddings.
 
     `vocab_parallel_params` (word embeddings, an untied output layer) are split over the
     tensor-parallel group as Megatron's vocab-parallel embedding does; `replicated_params`
@@ -80,13 +86,13 @@ class TransformerModel:
             total += layer.seq_len * (LOGIT_BYTES * self.vocab / tp + ACTIVATION_BYTES * layer.d_model)
         return total
 
-    def with_layer_split_for(self, tp: int) -> TransformerModel:
+    def with_layer_split_for(self, tp: int) -> Megatron2021Model:
         return replace(self, stack=replace(self.stack, layer=widen_heads(self.stack.layer, tp)))
 
 
 @dataclass(frozen=True)
-class MegatronPlan:
-    model: TransformerModel
+class Megatron2021Plan:
+    model: Megatron2021Model
     tp: int
     dp: int
     local_batch: int
@@ -95,6 +101,11 @@ class MegatronPlan:
     params_per_gpu: int
     model_state_bytes: int
     activation_bytes: int
+
+    @property
+    def layout(self) -> ParallelLayout:
+        """The plan's groups (`layout.py`): TP fastest, then DP; no context or pipeline parallelism."""
+        return ParallelLayout(tp=self.tp, cp=1, dp=self.dp, pp=1)
 
     @property
     def global_batch(self) -> int:
@@ -117,8 +128,8 @@ def _pow2_ceil(value: int) -> int:
     return 1 << max(0, (value - 1).bit_length())
 
 
-def choose_tensor_parallel(model: TransformerModel, parallel: ParallelConfig, *,
-                           widen_heads: bool) -> tuple[int, TransformerModel]:
+def choose_tensor_parallel(model: Megatron2021Model, parallel: ParallelConfig, *,
+                           widen_heads: bool) -> tuple[int, Megatron2021Model]:
     """(tp, model): the degree of rule 1, and the model with heads widened if allowed."""
     gpu_cap = parallel.max_gpus // parallel.pipeline
     if parallel.tensor:
@@ -140,8 +151,8 @@ def choose_tensor_parallel(model: TransformerModel, parallel: ParallelConfig, *,
     return tp, model
 
 
-def partition(model: TransformerModel, parallel: ParallelConfig, memory_bytes: int, target_global_batch: int,
-              *, widen_heads: bool = False) -> MegatronPlan:
+def partition_megatron2021(model: Megatron2021Model, parallel: ParallelConfig, memory_bytes: int,
+                           target_global_batch: int, *, widen_heads: bool = False) -> Megatron2021Plan:
     """Rules 1-3 of the module docstring."""
     if parallel.pipeline != 1:
         raise ConfigError("pipeline", parallel.pipeline, "must be 1: this model has no pipeline stages")
@@ -180,6 +191,6 @@ def partition(model: TransformerModel, parallel: ParallelConfig, memory_bytes: i
             dp = _pow2_ceil(dp)
         dp = min(dp, dp_cap)
     local = parallel.micro_batch or min(max_local, math.ceil(target_global_batch / dp))
-    return MegatronPlan(model=model, tp=tp, dp=dp, local_batch=local, max_local_batch=max_local,
-                        target_global_batch=target_global_batch, params_per_gpu=params_per_gpu,
-                        model_state_bytes=states, activation_bytes=math.ceil(local * per_sequence))
+    return Megatron2021Plan(model=model, tp=tp, dp=dp, local_batch=local, max_local_batch=max_local,
+                            target_global_batch=target_global_batch, params_per_gpu=params_per_gpu,
+                            model_state_bytes=states, activation_bytes=math.ceil(local * per_sequence))

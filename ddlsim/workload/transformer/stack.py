@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 DEFAULT_ASPECT_RATIO = 64.0
 DEFAULT_HEAD_DIM = 128

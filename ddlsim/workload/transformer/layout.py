@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import GroupLayout
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.stages import split_layers
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stages import split_layers
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,9 @@ from typing import Any
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.resources import config_file
-from ddlsim.workload.llm.hf_fields import check_fields
-from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.hf_fields import check_fields
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.shape import FLASH, DecoderShape, MlaShape, MoeShape
 
 SHAPES_DIR = config_file("hf_shapes")
 DECODER_FAMILIES = ("llama", "mistral", "qwen2", "mixtral", "qwen2_moe", "deepseek_v3", "deepseek_v2", "gpt2")

@@ -50,7 +50,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
         "ddlsim.network.fabrics.topoopt.topology",
         "ddlsim.network.fabrics.topoopt.topology_finder",
     },
-    {"ddlsim.network.fabrics.torus", "ddlsim.network.fabrics.torus_forms"},
     {
         "ddlsim.report.reference",
         "ddlsim.report.references",

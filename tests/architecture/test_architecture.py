@@ -40,7 +40,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
         "ddlsim.network.fabrics.ramp.box_choice",
         "ddlsim.network.fabrics.ramp.fabric",
     },
-    {"ddlsim.network.fabrics.fat_tree", "ddlsim.network.fabrics.fat_tree_forms"},
     {
         "ddlsim.network.fabrics.topoopt",
         "ddlsim.network.fabrics.topoopt.circuits",

@@ -32,15 +32,6 @@ MAX_LINES = 400
 KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list only shrinks
     {"ddlsim.app.sweep.inprocess", "ddlsim.app.sweep.reproduce"},
     {
-        "ddlsim.network.collectives.rampx.algorithm",
-        "ddlsim.network.collectives.rampx.alltoall",
-        "ddlsim.network.collectives.rampx.broadcast",
-        "ddlsim.network.collectives.rampx.layout",
-        "ddlsim.network.collectives.rampx.phases",
-        "ddlsim.network.fabrics.ramp.box_choice",
-        "ddlsim.network.fabrics.ramp.fabric",
-    },
-    {
         "ddlsim.network.fabrics.topoopt",
         "ddlsim.network.fabrics.topoopt.circuits",
         "ddlsim.network.fabrics.topoopt.expander",

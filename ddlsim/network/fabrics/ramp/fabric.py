@@ -124,14 +124,25 @@ class RampFabric(Fabric):
     def num_nodes(self) -> int:  # type: ignore[override]
         return self.dims.num_nodes
 
-    def place(self, num_ranks: int) -> Placement:
-        shape = None
-        if self.placement == "contention_aware" and num_ranks <= self.num_nodes:
-            from ddlsim.network.fabrics.ramp.box_choice import cheapest_box
+    def needs_box(self, num_ranks: int) -> bool:
+        """True when this fabric cannot place a job of `num_ranks` alone: under contention_aware
+        its box is the one RAMP-x runs fastest in, which the collectives choose and hand to
+        `place_in_box` (`ddlsim.network.placing.place_ranks`)."""
+        return self.placement == "contention_aware" and num_ranks <= self.num_nodes
 
-            shape = cheapest_box(self, num_ranks)
-        return Placement(num_ranks, place_job(num_ranks, self.dims, self.placement, shape),
-                         key=("ramp", num_ranks, self.placement, self.switching))
+    def place(self, num_ranks: int) -> Placement:
+        """Placement for the fewest RAMP-x steps (RAMP 7.4); contention_aware is handed its box."""
+        if self.needs_box(num_ranks):
+            raise ConfigError("placement", self.placement,
+                              "places a job in the box RAMP-x runs fastest in, which the fabric does not choose: "
+                              "use ddlsim.network.placing.place_ranks(fabric, num_ranks), or place_in_box")
+        return self.place_in_box(num_ranks, None)
+
+    def place_in_box(self, num_ranks: int, box: tuple[int, int, int] | None) -> Placement:
+        """The job in the (x', J', Lambda') `box` (None: `placement.job_dims`'s box, or nodes in
+        order when RAMP-x has none), ranks ordered inside it as `placement` says."""
+        return Placement(num_ranks, place_job(num_ranks, self.dims, self.placement, box),
+                         key=("ramp", num_ranks, self.placement, self.switching, box))
 
     def supports_multicast(self) -> bool:
         return True

@@ -32,15 +32,6 @@ MAX_LINES = 400
 KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list only shrinks
     {"ddlsim.app.sweep.inprocess", "ddlsim.app.sweep.reproduce"},
     {
-        "ddlsim.network.fabrics.topoopt",
-        "ddlsim.network.fabrics.topoopt.circuits",
-        "ddlsim.network.fabrics.topoopt.expander",
-        "ddlsim.network.fabrics.topoopt.fabric",
-        "ddlsim.network.fabrics.topoopt.reconfigurable",
-        "ddlsim.network.fabrics.topoopt.topology",
-        "ddlsim.network.fabrics.topoopt.topology_finder",
-    },
-    {
         "ddlsim.report.reference",
         "ddlsim.report.references",
         "ddlsim.report.references.opsquare",

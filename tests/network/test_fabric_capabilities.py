@@ -98,7 +98,6 @@ NOT_A_FABRIC_TABLE = {
     ("network/packet/experiment.py", "opsquare"): "the packet-level simulator's own network model",
     ("network/packet/opsquare_model.py", "opsquare"): "the packet-level simulator's own network model",
     ("tasks/packet.py", "opsquare"): "task=packet's choice of packet-level network model",
-    ("network/costs/tables.py", "ramp"): "RAMP Table 4's row label",
     ("network/api.py", "ideal"): "the public API's default fabric argument",
     ("capture/simulation.py", "ideal"): "the public API's default fabric argument",
     ("tasks/topoopt.py", "topoopt"): "the registered name of task=topoopt (TopoOpt's Sec. 5.1 systems)",

@@ -34,9 +34,9 @@ from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
-from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
+from ddlsim.network.fabrics.ramp.cost import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job

@@ -1,4 +1,4 @@
-"""Closed forms for the fat-tree (`fat_tree.FatTree`, read through `FatTreeShape`): what its
+"""Closed forms for the fat-tree (`fabric.FatTree`, read through `FatTreeShape`): what its
 generic flow model would give, computed without listing every flow. The golden tests compare each
 with the listed pairs.
 
@@ -22,7 +22,7 @@ from ddlsim.network.pricing import PatternCost
 
 
 class FatTreeShape(Protocol):
-    """What these closed forms read of a fat-tree (`ddlsim.network.fabrics.fat_tree.FatTree`)."""
+    """What these closed forms read of a fat-tree (`ddlsim.network.fabrics.fat_tree.fabric.FatTree`)."""
 
     num_nodes: int
     gpus_per_node: int

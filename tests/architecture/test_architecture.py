@@ -79,7 +79,6 @@ KNOWN_AGAINST: set[str] = {  # imports against the direction still to cut: this 
 }
 KNOWN_LONG: set[str] = {  # modules over 400 lines still to split: this set only shrinks
     "ddlsim.network.fabrics.ramp.transcoder",
-    "ddlsim.network.fabrics.topoopt.fabric",
 }
 
 

@@ -37,6 +37,7 @@ from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.cost import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
+from ddlsim.network.fabrics.ramp.key_clashes import all_distinct
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
@@ -329,7 +330,7 @@ class RampFabric(Fabric):
             keys = [(pair + ld) * self.dims.wavelengths + (ld - ls) % self.dims.wavelengths]
         else:
             keys = [pair + ld]
-        return all(transcoder.all_distinct(key) for key in keys)
+        return all(all_distinct(key) for key in keys)
 
 
 def node_bound_plan(x: int, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:

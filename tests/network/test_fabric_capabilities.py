@@ -12,6 +12,7 @@ import pytest
 
 import ddlsim
 from ddlsim.app.catalog import load_all
+from ddlsim.core.catalog import OPTIONS
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network import make_fabric
@@ -104,6 +105,8 @@ NOT_A_FABRIC_TABLE = {
     ("validation/vtrain.py", "vtrain_a100"): "the measured cluster the validation reproduces (its fabric config)",
     **{("validation/contention_suite.py", name): "a fabric the SimGrid concurrency suite builds for its cases"
        for name in ("ideal", "opsquare", "superpod", "topoopt", "torus2d")},
+    **{("core/catalog.py", name): "the one explicit list of options, which names every fabric's module"
+       for name in OPTIONS["fabric"]},
 }
 
 

@@ -33,26 +33,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
     {"ddlsim.app.sweep.inprocess", "ddlsim.app.sweep.reproduce"},
     {"ddlsim.capture.graph", "ddlsim.capture.program", "ddlsim.chakra.export"},
     {
-        "ddlsim.network.collectives.rampx.algorithm",
-        "ddlsim.network.collectives.rampx.alltoall",
-        "ddlsim.network.collectives.rampx.broadcast",
-        "ddlsim.network.collectives.rampx.layout",
-        "ddlsim.network.collectives.rampx.phases",
-        "ddlsim.network.fabrics.ramp.box_choice",
-        "ddlsim.network.fabrics.ramp.fabric",
-    },
-    {"ddlsim.network.fabrics.fat_tree", "ddlsim.network.fabrics.fat_tree_forms"},
-    {
-        "ddlsim.network.fabrics.topoopt",
-        "ddlsim.network.fabrics.topoopt.circuits",
-        "ddlsim.network.fabrics.topoopt.expander",
-        "ddlsim.network.fabrics.topoopt.fabric",
-        "ddlsim.network.fabrics.topoopt.reconfigurable",
-        "ddlsim.network.fabrics.topoopt.topology",
-        "ddlsim.network.fabrics.topoopt.topology_finder",
-    },
-    {"ddlsim.network.fabrics.torus", "ddlsim.network.fabrics.torus_forms"},
-    {
         "ddlsim.report.reference",
         "ddlsim.report.references",
         "ddlsim.report.references.opsquare",
@@ -80,10 +60,7 @@ KNOWN_AGAINST: set[str] = {  # imports against the direction still to cut: this 
     "ddlsim.validation.contention_suite -> ddlsim.app",
     "ddlsim.validation.contention_suite -> ddlsim.app.catalog",
 }
-KNOWN_LONG: set[str] = {  # modules over 400 lines still to split: this set only shrinks
-    "ddlsim.network.fabrics.ramp.transcoder",
-    "ddlsim.network.fabrics.topoopt.fabric",
-}
+KNOWN_LONG: set[str] = set()  # modules over 400 lines still to split: this set only shrinks
 
 
 @pytest.fixture(scope="module")

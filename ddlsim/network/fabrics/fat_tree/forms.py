@@ -1,5 +1,6 @@
-"""Closed forms for the fat-tree (`fat_tree.FatTree`): what its generic flow model would give,
-computed without listing every flow. The golden tests compare each with the listed pairs.
+"""Closed forms for the fat-tree (`fabric.FatTree`, read through `FatTreeShape`): what its
+generic flow model would give, computed without listing every flow. The golden tests compare each
+with the listed pairs.
 
 - `mesh_cost`: a direct exchange inside blocks, from how many block mates share each domain;
 - `structured_cost`: a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings);
@@ -8,7 +9,7 @@ computed without listing every flow. The golden tests compare each with the list
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -19,11 +20,30 @@ from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
 
-if TYPE_CHECKING:
-    from ddlsim.network.fabrics.fat_tree import FatTree
+
+class FatTreeShape(Protocol):
+    """What these closed forms read of a fat-tree (`ddlsim.network.fabrics.fat_tree.fabric.FatTree`)."""
+
+    num_nodes: int
+    gpus_per_node: int
+    node_bandwidth_bps: float
+    nic_bandwidth_bps: float
+    tier_sizes: tuple[int, ...]
+    oversubscription: tuple[float, ...]
+
+    @property
+    def level_sizes(self) -> tuple[int, ...]: ...
+
+    @property
+    def level_latency_s(self) -> np.ndarray: ...
+
+    def domain_sizes(self) -> tuple[int, ...]: ...
+
+    def common_level(self, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> np.ndarray: ...
 
 
-def class_costs(tree: FatTree, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+def class_costs(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement
+                ) -> PatternCost | None:
     """Per-class costs of a one-to-one pattern (each GPU link carries one flow); None when two
     classes share a domain's uplinks, which the generic path then handles."""
     src, dst, weight, classes = expand_listed(pattern, layout, placement)
@@ -57,7 +77,8 @@ def class_costs(tree: FatTree, pattern: Pattern, layout: GroupLayout, placement:
     return PatternCost(float(class_latency.max()), overall, class_latency, class_time, True)
 
 
-def structured_cost(tree: FatTree, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+def structured_cost(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement
+                    ) -> PatternCost | None:
     """Closed form of a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings).
 
     With identity placement and a power-of-two group size and stride, position p XOR m is job rank
@@ -94,7 +115,7 @@ def structured_cost(tree: FatTree, pattern: Pattern, layout: GroupLayout, placem
     return PatternCost(float(tree.level_latency_s[level]), float(max(times)))
 
 
-def mesh_cost(tree: FatTree, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
+def mesh_cost(tree: FatTreeShape, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
     members = np.flatnonzero(mesh.blocks >= 0)
     if members.size == 0:
         return PatternCost.zero()

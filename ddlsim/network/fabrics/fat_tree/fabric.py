@@ -26,9 +26,9 @@ from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
-from ddlsim.network.costs.eps import EPS_MODELS
-from ddlsim.network.fabrics import fat_tree_forms as forms
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
+from ddlsim.network.fabrics.fat_tree import forms
+from ddlsim.network.fabrics.fat_tree.cost import EPS_MODELS
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -115,7 +115,7 @@ class FatTree(Fabric):
     tier_propagation_s: tuple[float, ...]
     oversubscription: tuple[float, ...]
     io_latency_s: float
-    cost_model: str = ""  # a key of ddlsim.network.costs.eps.EPS_MODELS, or "" for none
+    cost_model: str = ""  # a key of fat_tree.cost.EPS_MODELS, or "" for none
 
     @classmethod
     def from_config(cls, config: SuperPodConfig | LeafSpineConfig) -> FatTree:

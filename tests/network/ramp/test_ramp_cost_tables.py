@@ -7,8 +7,9 @@ import pytest
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import NetworkCost
 from ddlsim.network.api import make_fabric
-from ddlsim.network.costs import DCN_FAT_TREE, HPC_SUPERPOD, RampCostModel
-from ddlsim.network.costs.tables import MAX_SCALE, table3_rows, table4_rows
+from ddlsim.network.fabrics.fat_tree.cost import DCN_FAT_TREE, HPC_SUPERPOD
+from ddlsim.network.fabrics.ramp.cost import RampCostModel
+from ddlsim.network.fabrics.ramp.cost_tables import MAX_SCALE, table3_rows, table4_rows
 
 
 def _row(rows, system, sigma=1.0):

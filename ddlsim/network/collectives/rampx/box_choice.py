@@ -1,5 +1,8 @@
 """`placement=contention_aware`: the RAMP-x box a job runs fastest in, found by pricing each one.
 
+The choice lives with RAMP-x because it prices RAMP-x schedules; the fabric never imports it and
+is handed the box (`RampFabric.place_in_box`, called by `ddlsim.network.placing.place_ranks`).
+
 RAMP 7.4 places a job in the box with the fewest RAMP-x steps, which is right under the paper's
 ideal switching. Under the transcoder's subnet-wavelength contention the fewest steps can mean one
 communication group (x subnets for all the job's traffic): a 1 GB all-reduce on 128 ranks takes
@@ -14,15 +17,15 @@ fewest racks was never slower.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.types import CollectiveOp, GroupLayout
+from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.collectives.rampx.algorithm import RampX
+from ddlsim.network.estimate import PRUNE_MARGIN, StepPricer, price_schedule
+from ddlsim.network.fabrics.ramp.fabric import RampFabric
 from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, legal_shapes, place_job
 from ddlsim.network.placement import Placement
-
-if TYPE_CHECKING:
-    from ddlsim.network.fabrics.ramp.fabric import RampFabric
+from ddlsim.network.reduction import DEFAULT_DEVICE, resolve_reduction_model
 
 PROBE_BYTES = 10**9
 # Above this many ranks pricing every box takes 14-60 s (8,192 and 32,768 ranks), so the box is
@@ -52,13 +55,8 @@ def _cheapest_box(fabric: RampFabric, num_ranks: int) -> tuple[int, int, int] | 
         return shapes[0] if shapes else None
     if num_ranks > PRICED_UP_TO:
         return min(shapes, key=_rule_order)
-    # Imported here: the collectives import the fabric, and a placement is needed only when pricing.
-    from ddlsim.network.collectives.base import ScheduleRequest
-    from ddlsim.network.collectives.rampx.algorithm import RampX
-    from ddlsim.network.estimate import price_schedule
-    from ddlsim.network.estimator import PRUNE_MARGIN, CollectiveEstimator
-
-    estimator = CollectiveEstimator(fabric, RampX())
+    # What `CollectiveEstimator(fabric, RampX())` would do (the estimator places jobs through this module).
+    algorithm, pricer, model = RampX(), StepPricer(fabric), resolve_reduction_model(DEFAULT_DEVICE)
     layout = GroupLayout(num_ranks, 1, num_ranks)
     best: tuple[float, int, tuple[int, int, int]] | None = None
     # The box the rule would take first (likely the fastest); a box is given up as soon as its
@@ -67,10 +65,9 @@ def _cheapest_box(fabric: RampFabric, num_ranks: int) -> tuple[int, int, int] | 
         nodes = place_job(num_ranks, dims, "contention_aware", shape)
         placement = Placement(num_ranks, nodes, key=("ramp_box", num_ranks, shape))
         request = ScheduleRequest(CollectiveOp.ALL_REDUCE, num_ranks, 0, PROBE_BYTES, fabric, layout, placement)
-        schedule = estimator.schedule(estimator.algorithm, request)
+        schedule = fabric.prepare(algorithm.compact(request), layout, placement)
         limit_s = None if best is None else best[0] * (1 + PRUNE_MARGIN)
-        result = price_schedule(estimator.pricer, schedule, layout, placement, PROBE_BYTES, estimator.model,
-                                give_up_above_s=limit_s)
+        result = price_schedule(pricer, schedule, layout, placement, PROBE_BYTES, model, give_up_above_s=limit_s)
         if result is not None:
             entry = (result.time_s, active_steps(*shape), shape)
             best = entry if best is None or entry < best else best

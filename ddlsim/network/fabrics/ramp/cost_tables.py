@@ -7,8 +7,8 @@ value and the paper's, so tests, docs and scripts show the same comparison.
 from __future__ import annotations
 
 from ddlsim.core.papers import load_papers
-from ddlsim.network.costs.eps import DCN_FAT_TREE, HPC_SUPERPOD, PAPER_SCALE_NODES, RAMP_NODE_CAPACITY_BPS
-from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
+from ddlsim.network.fabrics.fat_tree.cost import DCN_FAT_TREE, HPC_SUPERPOD, PAPER_SCALE_NODES, RAMP_NODE_CAPACITY_BPS
+from ddlsim.network.fabrics.ramp.cost import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.ramp.topology import RampDims
 
 OVERSUBSCRIPTIONS = (1.0, 10.0, 64.0)

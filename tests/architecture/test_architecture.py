@@ -30,7 +30,6 @@ LOWER = {  # room -> the rooms it may import (besides itself)
 }
 MAX_LINES = 400
 KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list only shrinks
-    {"ddlsim.app.sweep.inprocess", "ddlsim.app.sweep.reproduce"},
     {
         "ddlsim.network.collectives.rampx.algorithm",
         "ddlsim.network.collectives.rampx.alltoall",

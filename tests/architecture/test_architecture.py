@@ -64,8 +64,6 @@ KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list 
     },
 ]
 KNOWN_AGAINST: set[str] = {  # imports against the direction still to cut: this set only shrinks
-    "ddlsim.capture.program -> ddlsim.chakra",
-    "ddlsim.capture.program -> ddlsim.chakra.export",
     "ddlsim.compute.fit_roofline -> ddlsim.workload",
     "ddlsim.compute.fit_roofline -> ddlsim.workload.kernels",
     "ddlsim.compute.kernel_roofline -> ddlsim.workload",

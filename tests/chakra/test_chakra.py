@@ -42,7 +42,7 @@ def llama_files(programs, tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name", ["llama_fsdp_tp", "mixtral_ep", "pipeline_1f1b"])
 def test_export_then_import_prices_the_same_on_three_fabrics(programs, name, tmp_path) -> None:
     program = programs[name]
-    files = program.to_chakra(tmp_path)
+    files = write_chakra(program, tmp_path)
     assert len(files) == program.num_ranks
     again = load_chakra(str(tmp_path))
     for fabric in FABRICS:

@@ -111,10 +111,11 @@ def test_all_gather_sizes_are_per_rank_and_compute_nodes_carry_work(programs, ll
 
 def test_compute_nodes_carry_ddlsims_durations_when_given_a_compute_model(programs, tmp_path) -> None:
     """For ASTRA-sim's replay (roofline off): each op's time as ddlsim prices it, in whole microseconds."""
-    from ddlsim.capture.simulation import make_compute, make_device
+    from ddlsim.compute.options import build_compute
+    from ddlsim.core.registry import build
 
     program = programs["llama_fsdp_tp"]
-    compute = make_compute(None, make_device("a100_80gb"))
+    compute = build_compute(None, build("device", "a100_80gb"))
     write_chakra(program, tmp_path, compute=compute)
     _, nodes = decode_et(tmp_path / f"{program.name}.0.et")
     durations = [node.duration_micros for node in nodes if node.type == ET.COMP_NODE]

@@ -17,7 +17,7 @@ from typing import Any
 from ddlsim.core import units
 from ddlsim.core.caches import Memo
 from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
-from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.registry import build
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
 from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
@@ -30,12 +30,9 @@ from ddlsim.network.selection import floor_s, rough_price_s
 
 
 def make_algorithm(algorithm: str | CollectiveAlgorithm | dict[str, Any]) -> CollectiveAlgorithm:
-    """An algorithm from its registered name, a config mapping, or an algorithm object."""
-    if isinstance(algorithm, CollectiveAlgorithm):
-        return algorithm
-    if isinstance(algorithm, str):
-        return ALGORITHMS.make(algorithm)
-    return ALGORITHMS.build(algorithm)
+    """An algorithm from an option name (registered or a YAML variant in configs/collective/), a
+    config mapping, or an algorithm object (`ddlsim.core.registry.build`)."""
+    return build("collective", algorithm)
 
 
 def resolve_layout(num_ranks: int | None, layout: GroupLayout | None) -> GroupLayout:

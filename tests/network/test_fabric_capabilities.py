@@ -13,14 +13,14 @@ import pytest
 import ddlsim
 from ddlsim.app.catalog import load_all
 from ddlsim.core.catalog import OPTIONS
+from ddlsim.core.options import variant_names
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network import make_fabric
-from ddlsim.network.api import FABRIC_CONFIG_DIR
 from ddlsim.training.energy import NO_MODEL_SCOPE, network_energy
 
 load_all()
-VARIANTS = sorted(path.stem for path in FABRIC_CONFIG_DIR.glob("*.yaml"))
+VARIANTS = variant_names("fabric")
 PACKAGE = Path(ddlsim.__file__).parent
 CAPABILITY_NAMES = ("network_cost", "dims", "radix", "ring_plan", "nic_bandwidth_bps", "tier_sizes", "levels")
 LOOKUP = re.compile(r"\b(?:getattr|hasattr)\([^,()]+,\s*[\"'](" + "|".join(CAPABILITY_NAMES) + r")[\"']")

@@ -243,8 +243,8 @@ REGISTRIES: dict[str, Registry[Any]] = {registry.group: registry for registry in
 def option_names(group: str) -> list[str]:
     """Every shipped option of `group`: its registered names (or schema defaults) and its YAML variants."""
     registry = REGISTRIES.get(group)
-    own = registry.names() if registry is not None else [SCHEMA_OPTIONS[group]] if group in SCHEMA_OPTIONS else []
-    return sorted({*own, *variant_names(group)})
+    schema_defaults = [SCHEMA_OPTIONS[group]] if group in SCHEMA_OPTIONS else []
+    return sorted({*(registry.names() if registry is not None else schema_defaults), *variant_names(group)})
 
 
 def option_settings(group: str, name: str, *, key: str | None = None) -> dict[str, Any]:

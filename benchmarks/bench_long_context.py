@@ -22,14 +22,15 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
-from ddlsim.capture.simulation import make_compute, make_device
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
+from ddlsim.compute.options import build_compute
+from ddlsim.core.registry import build
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
-from ddlsim.workload.kernels import kernels_for
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 NO_MEMORY_LIMIT = 10**15
 CASES = ((8192, 1), (131072, 16))  # (sequence, context parallel)
@@ -69,8 +70,8 @@ def main() -> None:
     parser.add_argument("--micro-batch", type=int, default=1)
     parser.add_argument("--tiny", action="store_true", help="smoke test (it is already small: runs as usual)")
     args = parser.parse_args()
-    device = make_device("h100_sxm")
-    compute = make_compute("roofline", device)
+    device = build("device", "h100_sxm")
+    compute = build_compute("roofline", device)
     results, flops = {}, {}
     for seq, cp in CASES:
         total, by_class, flop = per_token(seq, cp, args.pipeline, args.micro_batch, device, compute)

@@ -15,9 +15,9 @@ import statistics
 import time
 
 from ddlsim.app.catalog import load_all
+from ddlsim.compute.equivalent_registry import build_equivalent_shard
 from ddlsim.core.errors import InfeasibleError
 from ddlsim.core.registry import MODELS
-from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.ramp_reference import TABLE9, TABLE10
 

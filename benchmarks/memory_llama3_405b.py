@@ -1,5 +1,5 @@
 """Per-stage memory of Llama 3 405B as Meta trained it (Llama 3 paper, Table 4), by Megatron-Core's
-accounting (`ddlsim/workload/llm/memory.py`): TP 8, PP 16, ZeRO 1, SP, flash attention, bf16,
+accounting (`ddlsim/workload/transformer/memory.py`): TP 8, PP 16, ZeRO 1, SP, flash attention, bf16,
 micro-batch 1, 16M tokens a step; sequences of 8,192 on 8,192 and 16,384 GPUs and of 131,072 with
 CP 16 on 16,384. Prints model states, activations and total of the first, a middle and the last
 stage for 1F1B and interleaved schedules, with and without recompute, against an 80 GiB H100.
@@ -14,8 +14,8 @@ import argparse
 import ddlsim.workload.models  # noqa: F401  (registers model=hf)
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
 from ddlsim.core.registry import MODELS
-from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.plan import partition_decoder
 
 PLANS = [(8192, 1, 8192), (8192, 1, 16384), (131072, 16, 16384)]  # sequence, CP, GPUs
 TOKENS_PER_BATCH = 16 * 2**20

@@ -25,7 +25,7 @@ _LAZY: dict[str, str] = {
     "ParallelConfig": "ddlsim.workload.parallel",
     "architecture_params": "ddlsim.workload.vision",  # vision loads torch (image models as nn.Modules)
     "gradient_bytes": "ddlsim.workload.vision",
-    "build_equivalent_shard": "ddlsim.workload.equivalent",  # loads torch when it builds a shard
+    "build_equivalent_shard": "ddlsim.compute.equivalent_registry",  # loads torch when it builds a shard
     "CollectiveEstimator": "ddlsim.network.estimator",
     "ReductionModel": "ddlsim.network.reduction",
     "estimate_collective": "ddlsim.network.api",

@@ -25,7 +25,8 @@ import ddlsim  # noqa: E402
 from ddlsim.capture.fusion import fuse_events  # noqa: E402
 from ddlsim.capture.graph import OP_KEY_COLUMNS  # noqa: E402
 from ddlsim.capture.pricing import SegmentPricer, kernel_class_of  # noqa: E402
-from ddlsim.capture.simulation import make_compute, make_device  # noqa: E402
+from ddlsim.compute.options import build_compute  # noqa: E402
+from ddlsim.core.registry import build, option_settings  # noqa: E402
 from ddlsim.training.graph import OpKind  # noqa: E402
 
 
@@ -33,9 +34,7 @@ def compute_setting(text: str):
     name, _, fusion = text.partition("+fusion=")
     if not fusion:
         return None if name == "default" else name
-    from ddlsim.capture.simulation import _yaml_variant
-
-    settings = (_yaml_variant("compute", name) or {}) if name != "default" else {}
+    settings = option_settings("compute", name)
     return {**settings, "fusion": fusion.lower() == "true"}
 
 
@@ -52,8 +51,8 @@ def class_seconds(program, layers: int, device: str, compute) -> dict[str, tuple
     """Per kernel class: (kernels, device seconds) per decoder layer, as `compute` prices them
     (``measured``: the ops replayed on this machine's GPU; ops that cannot be replayed, marked
     ``*``, keep their roofline price)."""
-    device_spec = make_device(device)
-    model = make_compute(compute, device_spec)
+    device_spec = build("device", device)
+    model = build_compute(compute, device_spec)
     measured = {}
     if model.source == "measured":
         from ddlsim.capture.replay import measure_ops

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from ddlsim.app.sweep.inprocess import run_sweep
 from ddlsim.report.references.assumption_tables import SEEDS, seed_tables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, seed in enumerate(SEEDS):
         if args.seed is None or index in args.seed:
             print(f"running {seed.title} ...", file=sys.stderr, flush=True)
-            sections[seed.title] = seed_tables(seed)
+            sections[seed.title] = seed_tables(seed, run_sweep)
     elapsed = time.perf_counter() - started
     page = args.out.read_text() if args.out.exists() else f"{BEGIN}\n{END}\n"  # read last: prose may change
     head, rest = page.split(BEGIN, 1)

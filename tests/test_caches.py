@@ -15,8 +15,8 @@ from ddlsim.compute.model import ComputeConfig, ComputeModel
 from ddlsim.core.caches import PROCESS_CACHES, FileStamp, Memo, live_caches
 from ddlsim.core.registry import DEVICES, MODELS
 from ddlsim.report.display import display_table
-from ddlsim.workload.llm.blocks import KernelBytes
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.blocks import KernelBytes
 
 PACKAGE = Path(ddlsim.__file__).resolve().parent
 ROOMS = ("workload", "compute", "training", "tasks", "report")

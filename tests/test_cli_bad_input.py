@@ -167,7 +167,7 @@ def _hf_config(tmp_path, **changes) -> str:
     """A local llama config.json: Llama 3 8B's fields (configs/hf_shapes/llama3_8b.yaml) with `changes`."""
     import json
 
-    from ddlsim.workload.llm.hf_config import load_shipped
+    from ddlsim.workload.transformer.hf_config import load_shipped
 
     document = {**load_shipped("llama3_8b")["config"], **changes}
     document = {key: value for key, value in document.items() if value is not None}

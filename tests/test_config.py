@@ -1,19 +1,47 @@
-"""Every option of every config group composes and builds."""
+"""Every option of every config group composes and builds, alike on the command line, in a
+`ddlsim.Session` and through `ddlsim.core.registry.build` (tests/test_build.py has the other doors)."""
+
+from typing import Any
 
 import pytest
 
 import ddlsim
 from ddlsim.app.config_store import GROUPS, group_options
+from ddlsim.compute.model import ComputeModel
+from ddlsim.compute.options import build_compute
 from ddlsim.core.errors import ConfigError
+from ddlsim.core.registry import REGISTRIES, build
 
 OPTIONS = group_options()
 CASES = [(group, option) for group in (*GROUPS, "experiment") for option in OPTIONS[group]]
+ATTRIBUTE = {"model": "model", "parallel": "parallel", "device": "device", "compute": "compute", "fabric": "fabric",
+             "collective": "algorithm", "task": "task"}
+SESSION = ddlsim.Session()
+
+
+def _same(component: Any) -> Any:
+    """What two builds of one option share (a compute model's caches are its own)."""
+    if isinstance(component, ComputeModel):
+        return {key: value for key, value in vars(component).items() if not key.startswith("_")}
+    return component
+
+
+def _built(group: str, option: str) -> Any:
+    if group == "compute":
+        return build_compute(option, build("device", "a100_80gb"))  # the default experiment's device
+    return build(group, option)
 
 
 @pytest.mark.parametrize(("group", "option"), CASES, ids=[f"{g}={o}" for g, o in CASES])
 def test_every_option_composes_and_builds(group, option):
     components = ddlsim.build_components([f"{group}={option}"])
     assert components.task is not None and components.fabric is not None
+    if group not in ATTRIBUTE:  # training (a section the task reads), experiment (a whole config)
+        return
+    chosen = _same(getattr(components, ATTRIBUTE[group]))
+    assert _same(getattr(SESSION.components([f"{group}={option}"]), ATTRIBUTE[group])) == chosen
+    if group in REGISTRIES or group == "compute":
+        assert _same(_built(group, option)) == chosen
 
 
 def test_every_group_has_options():

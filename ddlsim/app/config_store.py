@@ -18,6 +18,7 @@ from omegaconf import MISSING
 from ddlsim.app.assumptions import AssumptionsConfig
 from ddlsim.app.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
+from ddlsim.core.options import SCHEMA_OPTIONS
 from ddlsim.core.registry import ALL_REGISTRIES
 from ddlsim.core.resources import configs_dir, require_configs
 from ddlsim.report.settings import ReportSettings
@@ -80,9 +81,8 @@ def register_configs() -> None:
     load_all()
     store = ConfigStore.instance()
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")
-    store.store(group="parallel", name="auto", node=ParallelConfig, provider="ddlsim")
-    store.store(group="compute", name="default", node=ComputeConfig, provider="ddlsim")
-    store.store(group="training", name="default", node=TrainingConfig, provider="ddlsim")
+    for group, schema in (("parallel", ParallelConfig), ("compute", ComputeConfig), ("training", TrainingConfig)):
+        store.store(group=group, name=SCHEMA_OPTIONS[group], node=schema, provider="ddlsim")
     for registry in ALL_REGISTRIES:
         for entry in registry:
             store.store(group=registry.group, name=entry.name, node=registry.config_node(entry.name),

@@ -23,7 +23,7 @@ from ddlsim.core.caches import Memo
 # Groups whose object is also built from another group's config.
 ALSO_READS: dict[str, tuple[str, ...]] = {"compute": ("device",)}
 
-Builder = Callable[[str, Callable[[], Any]], Any]
+Reuse = Callable[[str, Callable[[], Any]], Any]
 
 
 def _content(node: Any) -> str:
@@ -37,14 +37,14 @@ class GroupObjects:
     def __init__(self, maxsize: int = 16) -> None:
         self._objects = Memo("group_objects", maxsize)
 
-    def builder(self, config: DictConfig) -> Builder:
-        """The ``build(group, make)`` hook of `ddlsim.app.runner.assemble_components` for `config`."""
+    def builder(self, config: DictConfig) -> Reuse:
+        """The ``reuse(group, make)`` hook of `ddlsim.app.runner.assemble_components` for `config`."""
 
-        def build(group: str, make: Callable[[], Any]) -> Any:
+        def reuse(group: str, make: Callable[[], Any]) -> Any:
             key = (group, *(_content(config.get(name)) for name in (group, *ALSO_READS.get(group, ()))))
             return self._objects.get_or_make(key, make)
 
-        return build
+        return reuse
 
 
 JOB_OBJECTS = GroupObjects()  # the objects of the sweep jobs this process runs (`ddlsim.app.cli`)

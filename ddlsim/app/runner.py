@@ -31,17 +31,10 @@ from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name
 from ddlsim.app.catalog import load_all
 from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
 from ddlsim.app.group_objects import GroupObjects
-from ddlsim.compute.model import ComputeConfig, ComputeModel
+from ddlsim.compute.model import ComputeConfig
+from ddlsim.compute.options import build_compute
 from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
-from ddlsim.core.registry import (
-    ALGORITHMS,
-    DEVICES,
-    FABRICS,
-    MODELS,
-    TASKS,
-    omegaconf_error_to_config_error,
-    unknown_key_error,
-)
+from ddlsim.core.registry import TASKS, build, omegaconf_error_to_config_error, unknown_key_error
 from ddlsim.report.settings import ReportSettings
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
 from ddlsim.training.settings import TrainingConfig, contention_setting, training_settings
@@ -89,16 +82,6 @@ def _section(node: Any, schema: type, key: str) -> Any:
         raise error.under(key) from None
 
 
-def _compute(node: Any, device: Any) -> ComputeModel:
-    try:
-        merged = OmegaConf.merge(OmegaConf.structured(ComputeConfig), node)
-        return ComputeModel.from_config(OmegaConf.to_object(merged), device)
-    except OmegaConfBaseException as error:
-        raise omegaconf_error_to_config_error(error, "compute") from None
-    except ConfigError as error:
-        raise error.under("compute") from None
-
-
 def check_known_keys(root: DictConfig) -> None:
     """Raise `ConfigError` for a key no schema defines (``+fabric.nic_bandwith=...`` included)."""
     error = unknown_key_error(root, RootConfig, "", extra=("hydra",))
@@ -142,38 +125,39 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
     sweep's) gives back the objects of groups whose config it has built before.
     """
     given = _as_root(config)
-    reuse = objects is not None and assumptions_name(given) == FAITHFUL
-    build = objects.builder(given) if reuse else (lambda group, make: make())
-    return assemble_components(given, build, output_dir=output_dir, check_assumptions=check_assumptions)
+    reusable = objects is not None and assumptions_name(given) == FAITHFUL
+    reuse = objects.builder(given) if reusable else (lambda group, make: make())
+    return assemble_components(given, reuse, output_dir=output_dir, check_assumptions=check_assumptions)
 
 
-def assemble_components(given: DictConfig, build: Callable[[str, Callable[[], Any]], Any], *,
+def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], Any]], Any], *,
                         output_dir: str | os.PathLike[str] | None = None,
                         check_assumptions: bool = True, check_keys: bool = True) -> Components:
-    """`build_components` of a composed config, each group's object made by ``build(group, make)``:
-    `make()` validates and builds it; `ddlsim.Session` returns the object it built before when the
-    group's config has not changed. `check_keys` false skips `check_known_keys` (a config that only
-    changes values of one that passed it)."""
+    """`build_components` of a composed config, each group's object made by ``reuse(group, make)``:
+    `make()` validates and builds it (`ddlsim.core.registry.build`); `ddlsim.Session` and a sweep's
+    `GroupObjects` return the object built before when the group's config has not changed.
+    `check_keys` false skips `check_known_keys` (a config that only changes values of one that
+    passed it)."""
     for group in GROUPS:
         if OmegaConf.is_missing(given, group):
             raise ConfigError(group, "???", "is required; choose an option of this group")
     if check_keys:
         check_known_keys(given)
     root = apply_assumptions(given)
-    device = build("device", lambda: DEVICES.build(root.device))
-    build("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
-    build("network", lambda: contention_setting(OmegaConf.select(root, "network.contention", default="on")))
+    device = reuse("device", lambda: build("device", root.device))
+    reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
+    reuse("network", lambda: contention_setting(OmegaConf.select(root, "network.contention", default="on")))
     # validated here; a sweep's report reads it
-    build("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
+    reuse("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
     components = Components(
         config=root,
-        model=build("model", lambda: MODELS.build(root.model)),
-        parallel=build("parallel", lambda: _section(root.parallel, ParallelConfig, "parallel")),
+        model=reuse("model", lambda: build("model", root.model)),
+        parallel=reuse("parallel", lambda: _section(root.parallel, ParallelConfig, "parallel")),
         device=device,
-        fabric=build("fabric", lambda: FABRICS.build(root.fabric)),
-        algorithm=build("collective", lambda: ALGORITHMS.build(root.collective)),
-        task=build("task", lambda: TASKS.build(root.task)),
-        compute=build("compute", lambda: _compute(root.compute, device)),
+        fabric=reuse("fabric", lambda: build("fabric", root.fabric)),
+        algorithm=reuse("collective", lambda: build("collective", root.collective)),
+        task=reuse("task", lambda: build("task", root.task)),
+        compute=reuse("compute", lambda: build_compute(root.compute, device)),
         output_dir=Path(output_dir) if output_dir is not None else None,
     )
     check_unread_groups(given, components.task)

@@ -36,10 +36,8 @@ from ddlsim.app.group_objects import ALSO_READS
 from ddlsim.app.runner import assemble_components, compose, failed_point, run_components
 from ddlsim.app.sweep.compose import apply_values, is_plain_value
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.registry import ALGORITHMS, DEVICES, FABRICS, LABEL_KEY, MODELS, TASKS
+from ddlsim.core.registry import LABEL_KEY, REGISTRIES
 from ddlsim.tasks.base import Components, TaskResult
-
-_REGISTRIES = {"model": MODELS, "device": DEVICES, "fabric": FABRICS, "collective": ALGORITHMS, "task": TASKS}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -94,7 +92,7 @@ class _Base:
         """`group`'s object when `values` only set scalar fields of its typed node: the unchanged
         schema instance with those fields replaced (its checks run again), without OmegaConf's
         merge; None where that does not apply."""
-        registry = _REGISTRIES.get(group)
+        registry = REGISTRIES.get(group)
         node = config[group]
         schema = OmegaConf.get_type(node)
         fields = [item.key_or_group.partition(".")[2] for item in values]
@@ -150,7 +148,7 @@ class Session:
         config = base.working_with(values) if working else base.copy_with(values)
         reusable = assumptions_name(config) == FAITHFUL and not any(_touches(item, "assumptions") for item in values)
 
-        def build(group: str, make: Callable[[], Any]) -> Any:
+        def reuse(group: str, make: Callable[[], Any]) -> Any:
             groups = (group, *ALSO_READS.get(group, ()))
             if not reusable or base.interpolated.intersection(groups):
                 return make()
@@ -163,7 +161,7 @@ class Session:
 
         # Plain values cannot add a key (Hydra refuses them in struct mode), so once a composition
         # passed `check_known_keys`, every config made from it does.
-        components = assemble_components(config, build, output_dir=output_dir, check_keys=not base.keys_checked)
+        components = assemble_components(config, reuse, output_dir=output_dir, check_keys=not base.keys_checked)
         base.keys_checked = True
         return components
 

@@ -190,13 +190,6 @@ class CapturedProgram:
                              [[int(offset), [int(dep) for dep in deps]] for offset, deps in row.deps]]
                             for row in self.replays.itertuples(index=False)]}
 
-    def to_chakra(self, directory: str | os.PathLike[str], *, ranks: str = "all", compute: Any = None) -> list[Path]:
-        """Write the program as Chakra execution traces, one ``<name>.<rank>.et`` per rank, and
-        ``comm_group.json`` (`ddlsim.chakra.export.write_chakra`)."""
-        from ddlsim.chakra.export import write_chakra
-
-        return write_chakra(self, directory, ranks=ranks, compute=compute)
-
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the capture to one Parquet file (`load` reads it back)."""
         import pyarrow as pa

@@ -7,7 +7,8 @@ step priced on a fabric, as the standard training result.
     result.row()        # the same row `task=train` writes
 
 `fabric`, `device`, `collective` and `compute` take names (as on the command line: a registered
-name or a YAML variant in ``configs/``), config mappings, or built objects. ``compute="measured"``
+name or a YAML variant in ``configs/``), config mappings, or built objects
+(`ddlsim.core.registry.build`, `ddlsim.compute.options.build_compute`). ``compute="measured"``
 replays the captured ops on the local GPU under `torch.profiler` (`replay.py`).
 
 A capture whose peak live tensor bytes on a captured rank exceed the device's memory is an
@@ -29,15 +30,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from ddlsim.capture.fusion import fuse_events
 from ddlsim.capture.graph import build_program_graph
 from ddlsim.capture.pricing import SegmentPricer, precision_of
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.throughput import model_flop, step_batch
-from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.core.resources import configs_dir
+from ddlsim.compute.options import build_compute
+from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import build
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
 from ddlsim.training.energy import network_energy
@@ -47,8 +47,6 @@ from ddlsim.training.run import network_timer, reduction_model
 from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, at_scale, peak_of, placed
 from ddlsim.training.timeline import Placement, summarize
-
-CONFIGS = configs_dir()
 
 
 @dataclass(frozen=True)
@@ -80,67 +78,6 @@ class ProgramResult(TrainingResult):
         if not self.workload.plan.get("tokens_per_step"):
             return math.nan  # the batch is unknown (throughput.py)
         return super().samples_per_s
-
-
-def _yaml_variant(group: str, name: str) -> dict[str, Any] | None:
-    path = CONFIGS / group / f"{name}.yaml"
-    if not path.is_file():
-        return None
-    node = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    node.pop("defaults", None)
-    return node
-
-
-def make_device(device: Any) -> Any:
-    from ddlsim.core.registry import DEVICES
-
-    if isinstance(device, str):
-        return DEVICES.build(_yaml_variant("device", device) or {"name": device})
-    return DEVICES.build(device) if isinstance(device, Mapping) else device
-
-
-def make_compute(compute: Any, device: Any) -> Any:
-    from ddlsim.compute.model import ComputeConfig, ComputeModel
-
-    if compute is None or isinstance(compute, (str, Mapping)):
-        settings: Any = {}
-        if isinstance(compute, str) and compute != "default":
-            settings = _yaml_variant("compute", compute)
-            if settings is None:
-                raise ConfigError("compute", compute, f"no such compute option in {CONFIGS / 'compute'}")
-        elif isinstance(compute, Mapping):
-            settings = dict(compute)
-        merged = OmegaConf.merge(OmegaConf.structured(ComputeConfig), settings)
-        try:
-            return ComputeModel.from_config(OmegaConf.to_object(merged), device)
-        except ConfigError as error:
-            raise error.under("compute") from None
-    return compute
-
-
-def make_fabric_object(fabric: Any) -> Any:
-    from ddlsim.core.registry import FABRICS
-    from ddlsim.network.api import make_fabric
-
-    if isinstance(fabric, str):
-        return make_fabric(fabric)
-    return FABRICS.build(fabric) if isinstance(fabric, Mapping) else fabric
-
-
-def make_algorithm(collective: Any) -> Any:
-    from ddlsim.core.registry import ALGORITHMS
-
-    if isinstance(collective, Mapping):
-        return ALGORITHMS.build(collective)
-    if isinstance(collective, str) and collective in ALGORITHMS:
-        return ALGORITHMS.make(collective)
-    if isinstance(collective, str):
-        variant = _yaml_variant("collective", collective)
-        if variant is None:
-            known = ", ".join(ALGORITHMS.names())
-            raise ConfigError("collective", collective, f"unknown algorithm; choose one of {known}")
-        return ALGORITHMS.build(variant)
-    return collective
 
 
 def model_precision(program: CapturedProgram) -> Precision:
@@ -220,13 +157,13 @@ def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any =
     `contention`: collectives in flight at the same time share the fabric (``network.contention``).
     Chakra ETs of an analytic model (`ddlsim.chakra.load_chakra`) price their own iteration graph:
     their compute keeps its exported times, so `compute` and `check_memory` do not apply."""
-    device_spec = make_device(device)
+    device_spec = build("device", device)
     own = getattr(program, "simulate_on", None)  # Chakra ETs of an analytic model price their own graph
     if own is not None:
-        return own(make_fabric_object(fabric), make_algorithm(collective), device_spec,
+        return own(build("fabric", fabric), build("collective", collective), device_spec,
                    TrainingSettings(contention=contention))
     if not isinstance(program, CapturedProgram):
         program = CapturedProgram.load(program)
-    return simulate_program(program, make_fabric_object(fabric), make_algorithm(collective), device_spec,
-                            make_compute(compute, device_spec), TrainingSettings(contention=contention),
+    return simulate_program(program, build("fabric", fabric), build("collective", collective), device_spec,
+                            build_compute(compute, device_spec), TrainingSettings(contention=contention),
                             check_memory=check_memory)

@@ -1,7 +1,7 @@
 """Chakra execution traces (MLCommons Chakra, the workload format of ASTRA-sim), in and out.
 
-- `write_chakra(program, directory)` (also `CapturedProgram.to_chakra`, and
-  ``training.chakra=true`` on the command line): one ET file per rank, ``<name>.<rank>.et``.
+- `write_chakra(program, directory)` (also ``training.chakra=true`` on the command line): a
+  `CapturedProgram` as one ET file per rank, ``<name>.<rank>.et``.
 - `write_workload_chakra(workload, graph, directory)` (also ``training.chakra=true`` on an
   analytic model): an analytic workload's iteration graph, one ET file per rank.
 - `load_chakra(trace)`: a directory or glob of ET files as a `CapturedProgram`, priced like

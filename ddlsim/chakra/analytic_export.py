@@ -3,7 +3,7 @@
     graph = build_graph(workload, pricer, settings)
     write_workload_chakra(workload, graph, "et/", settings=settings)
 
-Ranks follow Megatron-Core's order (`ddlsim/workload/llm/layout.py`): a pipeline stage is
+Ranks follow Megatron-Core's order (`ddlsim/workload/transformer/layout.py`): a pipeline stage is
 R = ranks / stages consecutive ranks, so rank r runs the ops of stage r // R. Each op of its
 stage becomes ``executions`` Chakra nodes, one per task or call it stands for (a layer block of
 four layers is four nodes), in stream order:
@@ -55,7 +55,7 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveCall, CollectiveOp, ComputeEstimate, Phase
 from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.training.graph import IterationGraph, Op, OpKind
-from ddlsim.training.schedules import pipeline_stages
+from ddlsim.training.schedules.plan import pipeline_stages
 from ddlsim.training.settings import TrainingSettings
 
 MICROSECONDS = 1e6

@@ -37,13 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
+from ddlsim.compute.kernel_registry import has_kernels, kernels_for
 from ddlsim.compute.kernel_roofline import KernelEfficiency, gemm_utilisation
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.profile_file import ProfileRow, parse_row, read_rows
 from ddlsim.compute.roofline import DEFAULT_KIND_CLASSES, WORK_CLASSES, Efficiency, Roofline
 from ddlsim.core import units
 from ddlsim.core.types import Precision
-from ddlsim.workload.kernels import has_kernels, kernels_for
 
 FLOP_GRID = np.geomspace(0.001, 50.0, 120)
 MEMORY_GRID = np.geomspace(0.001, 50.0, 120)

@@ -1,8 +1,8 @@
 """The kernel roofline: the ONE pricing path of compute, kernel by kernel, for both front doors.
 
 A compute task is a list of `ddlsim.core.work.Kernel`s: the analytic models list them per signature
-(`ddlsim.workload.kernels`), a capture maps every recorded aten op onto one
-(`ddlsim.capture.pricing`). Both are priced here, by the kernel's class:
+(`ddlsim.compute.kernel_registry`, which `ddlsim.workload.kernels` registers into), a capture maps
+every recorded aten op onto one (`ddlsim.capture.pricing`). Both are priced here, by the kernel's class:
 
     GEMM, grouped GEMM   max(flop / (peak x e_gemm x u(m, n, batch)), bytes / (bandwidth x e_memory))
     flash attention      max(flop / (peak x e_attention(direction, head dim, sequence, causal)), bytes / ...)
@@ -41,12 +41,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ddlsim.compute.kernel_registry import has_kernels, kernels_for
 from ddlsim.compute.kernel_tables import FlashTable
 from ddlsim.compute.roofline import Roofline
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask, Kernel, ShardSignature
-from ddlsim.workload.kernels import has_kernels, kernels_for
 
 TILE_SHAPES: tuple[tuple[int, int], ...] = ((256, 128), (128, 256), (128, 128), (128, 64), (64, 128), (64, 64))
 A100_SMS = 108

@@ -84,7 +84,7 @@ def _has_rows(path: Path, signature: ShardSignature, device_name: str) -> bool:
 
 
 def default_builder(signature: ShardSignature, device: str) -> Any:
-    from ddlsim.workload.equivalent import build_equivalent_shard
+    from ddlsim.compute.equivalent_registry import build_equivalent_shard
 
     return build_equivalent_shard(signature, device)
 

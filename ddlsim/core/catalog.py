@@ -5,6 +5,12 @@ A registry (`ddlsim.core.registry`) imports an option's module the first time th
 for, so building one fabric imports that fabric's module and no other, and `core` imports no room
 to know their names. A test (tests/architecture/test_catalog.py) imports every module listed and
 checks that it registers exactly the names listed for it.
+
+Two groups are not config groups but model kinds of shard signatures (`ddlsim.core.work.ShardSignature`),
+filled by the workload room into registries that compute owns and reads without importing
+workload: ``kernels`` (the lister of each kind's kernel list, `ddlsim.compute.kernel_registry`) and
+``equivalent`` (the builder of each kind's equivalent `torch.nn.Module`,
+`ddlsim.compute.equivalent_registry`).
 """
 
 from __future__ import annotations
@@ -14,20 +20,22 @@ from ddlsim.core.datasheets import DATASHEETS
 NETWORK = "ddlsim.network"
 COLLECTIVES = f"{NETWORK}.collectives"
 FABRICS = f"{NETWORK}.fabrics"
+KERNEL_LISTERS = "ddlsim.workload.kernels.listers"
+EQUIVALENT = "ddlsim.workload.equivalent"
 
 OPTIONS: dict[str, dict[str, str]] = {
     "fabric": {
         "bcube": f"{FABRICS}.bcube",
         "expander": f"{FABRICS}.topoopt.expander",
         "ideal": f"{FABRICS}.ideal",
-        "leaf_spine": f"{FABRICS}.fat_tree",
+        "leaf_spine": f"{FABRICS}.fat_tree.fabric",
         "ocs_reconfig": f"{FABRICS}.topoopt.reconfigurable",
         "opsquare": f"{FABRICS}.opsquare.fabric",
         "optical_ring": f"{FABRICS}.optical_ring.fabric",
         "ramp": f"{FABRICS}.ramp.fabric",
         "sipac": f"{FABRICS}.sipac",
         "sipml": f"{FABRICS}.topoopt.reconfigurable",
-        "superpod": f"{FABRICS}.fat_tree",
+        "superpod": f"{FABRICS}.fat_tree.fabric",
         "topoopt": f"{FABRICS}.topoopt.fabric",
         "torus2d": f"{FABRICS}.torus",
     },
@@ -79,5 +87,32 @@ OPTIONS: dict[str, dict[str, str]] = {
         "topoopt_cost": "ddlsim.tasks.topoopt_cost",
         "topoopt_jobs": "ddlsim.tasks.topoopt_jobs",
         "train": "ddlsim.tasks.train",
+    },
+    "kernels": {
+        "adam_shard": KERNEL_LISTERS,
+        "attention_core": KERNEL_LISTERS,
+        "decoder_attention_core": KERNEL_LISTERS,
+        "dense_layer": KERNEL_LISTERS,
+        "gpt_embedding": KERNEL_LISTERS,
+        "gpt_layer": KERNEL_LISTERS,
+        "lm_head": KERNEL_LISTERS,
+        "megatron_layer": KERNEL_LISTERS,
+        "mla_dense_layer": KERNEL_LISTERS,
+        "mla_moe_layer": KERNEL_LISTERS,
+        "moe_layer": KERNEL_LISTERS,
+    },
+    "equivalent": {
+        "adam_shard": f"{EQUIVALENT}.gpt",
+        "alexnet": f"{EQUIVALENT}.dense_models",
+        "beit_large": f"{EQUIVALENT}.dense_models",
+        "dlrm_shard": f"{EQUIVALENT}.dlrm_shard",
+        "gpt_embedding": f"{EQUIVALENT}.gpt",
+        "gpt_layer": f"{EQUIVALENT}.gpt",
+        "lm_head": f"{EQUIVALENT}.lm_head",
+        "megatron_layer": f"{EQUIVALENT}.megatron_layer",
+        "mlp": f"{EQUIVALENT}.dense_models",
+        "ncf_shard": f"{EQUIVALENT}.ncf_shard",
+        "resnet50": f"{EQUIVALENT}.dense_models",
+        "vgg16": f"{EQUIVALENT}.dense_models",
     },
 }

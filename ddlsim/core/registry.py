@@ -17,6 +17,11 @@ Hydra's ``+key=value`` (which adds a key even to a typed node); only fields type
 The ``fabric`` and ``model`` groups also accept `LABEL_KEY` (``label``): what result rows call
 the option. A YAML variant sets it to its own name (``configs/fabric/superpod_1to1.yaml`` has
 ``label: superpod_1to1``); empty means the registered name.
+
+`build(group, spec)` is the one way from what a user wrote to a component: an option name (a
+registered name or a YAML variant in ``configs/<group>/``, `ddlsim.core.options`), a config mapping
+or an object already built. The command line, `ddlsim.Session`, `ddlsim.simulate`, the network
+API and the jobs task all build through it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 
 from ddlsim.core.catalog import OPTIONS
 from ddlsim.core.errors import NO_VALUE, ConfigError
+from ddlsim.core.options import SCHEMA_OPTIONS, variant_names, variant_settings
 
 T = TypeVar("T")
 
@@ -133,6 +139,11 @@ class Registry(Generic[T]):
     def names(self) -> list[str]:
         return sorted({*self._entries, *self.options})
 
+    def is_config(self, value: Any) -> bool:
+        """True for what `build` validates: a mapping, an OmegaConf node or a registered schema's instance."""
+        schemas = tuple(entry.schema for entry in self._entries.values())
+        return isinstance(value, (Mapping, DictConfig)) or (not isinstance(value, type) and isinstance(value, schemas))
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries or name in self.options
 
@@ -225,3 +236,62 @@ DEVICES: Registry[Any] = Registry("device", options=OPTIONS["device"])
 TASKS: Registry[Any] = Registry("task", options=OPTIONS["task"])
 
 ALL_REGISTRIES: tuple[Registry[Any], ...] = (FABRICS, ALGORITHMS, MODELS, DEVICES, TASKS)
+
+REGISTRIES: dict[str, Registry[Any]] = {registry.group: registry for registry in ALL_REGISTRIES}
+
+
+def option_names(group: str) -> list[str]:
+    """Every shipped option of `group`: its registered names (or schema defaults) and its YAML variants."""
+    registry = REGISTRIES.get(group)
+    schema_defaults = [SCHEMA_OPTIONS[group]] if group in SCHEMA_OPTIONS else []
+    return sorted({*(registry.names() if registry is not None else schema_defaults), *variant_names(group)})
+
+
+def option_settings(group: str, name: str, *, key: str | None = None) -> dict[str, Any]:
+    """The config of option `name` of `group` as a plain mapping: ``{"name": name}`` for a registered
+    name, ``{}`` for a schema group's defaults, a YAML variant's settings with its defaults chain
+    resolved. An unknown name is a `ConfigError` naming `key` (default: the group) and the choices."""
+    registry = REGISTRIES.get(group)
+    registered = registry.names() if registry is not None else []
+    if name in registered:
+        return {"name": name}
+    if name == SCHEMA_OPTIONS.get(group):
+        return {}
+    settings = variant_settings(group, name, registered, key=key)
+    where = group if key is None else key
+    if settings is None:
+        noun = registry.noun if registry is not None else f"{group} option"
+        raise ConfigError(where, name, f"unknown {noun}; choose one of {', '.join(option_names(group))}")
+    if registry is not None and "name" not in settings:
+        raise ConfigError(where, name, f"configs/{group}/{name}.yaml names no registered {registry.noun} in its "
+                                       "defaults")
+    return settings
+
+
+_NOT_A_COMPONENT = (bool, int, float, bytes, list, tuple, type(None))
+
+
+def build(group: str, spec: Any, *, key: str | None = None, **params: Any) -> Any:
+    """The component of config group `group` that `spec` describes: an option name (a registered
+    name or a YAML variant, `option_settings`), a config mapping (a dict, an OmegaConf node or a
+    schema instance, with ``name``), or an object already built, returned as it is. `params` (YAML
+    names and unit strings, ``nic_bandwidth="2.4Tbps"``) override an option's or a mapping's
+    settings. Errors are `ConfigError`s naming `key` (default: the group). The compute group,
+    whose factory needs the device, builds through `ddlsim.compute.options.build_compute`."""
+    registry = REGISTRIES.get(group)
+    if registry is None:
+        raise ConfigError("group", group, f"has no registry; choose one of {', '.join(REGISTRIES)}")
+    where = group if key is None else key
+    if isinstance(spec, str):
+        spec = option_settings(group, spec, key=where)
+    if params:
+        if isinstance(spec, DictConfig):
+            spec = OmegaConf.to_container(spec, resolve=True)
+        if not isinstance(spec, Mapping):
+            raise ConfigError(where, type(spec).__name__, "takes parameters only with an option name or a mapping")
+        spec = {**spec, **params}
+    if registry.is_config(spec):
+        return registry.build(spec, key=key)
+    if isinstance(spec, _NOT_A_COMPONENT):
+        raise ConfigError(where, spec, f"must be an option name, a config mapping or a built {registry.noun}")
+    return spec

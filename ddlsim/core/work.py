@@ -138,7 +138,7 @@ class TaskBlock:
     For pipelined workloads (plan ``pp_degree`` > 1 or ``micro_batches`` > 1), `stages` names
     the pipeline stages that run the block (empty: every stage) and `per_micro_batch` says
     that the block runs once per micro-batch rather than once per iteration; the 1F1B schedule
-    (`ddlsim.training.pipeline`) reads both. Other schedules ignore them.
+    (`ddlsim.training.schedules.one_f_one_b`) reads both. Other schedules ignore them.
     """
 
     name: str

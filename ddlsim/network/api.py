@@ -15,53 +15,19 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from ddlsim.core.caches import PROCESS_CACHES
-from ddlsim.core.errors import ConfigError
-from ddlsim.core.registry import FABRICS
-from ddlsim.core.resources import config_file
+from ddlsim.core.registry import build
 from ddlsim.core.types import CollectiveEstimate, CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import CollectiveAlgorithm
 from ddlsim.network.estimator import CollectiveEstimator
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel
 
-FABRIC_CONFIG_DIR = config_file("fabric")
-
-
-def _variant(name: str) -> dict[str, Any] | None:
-    """The settings of a YAML variant in configs/fabric/, its `defaults` chain resolved (a variant
-    may build on another variant, e.g. topoopt_ramp_per_step on topoopt_ramp)."""
-    path = FABRIC_CONFIG_DIR / f"{name}.yaml"
-    if not path.is_file():
-        return None
-    node = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    defaults = node.pop("defaults", [])
-    base = next((item for item in defaults if isinstance(item, str) and item != "_self_"), None)
-    settings = dict(node)
-    if base is not None and base not in FABRICS:
-        inherited = _variant(base)
-        if inherited is None:
-            raise ConfigError("fabric", name, f"{path} builds on {base!r}, which is neither a registered fabric "
-                                              f"nor a variant in {FABRIC_CONFIG_DIR}")
-        return {**inherited, **settings}
-    if "name" not in settings:
-        if base is None:
-            raise ConfigError("fabric", name, f"{path} names no registered fabric in its defaults")
-        settings["name"] = base
-    return settings
-
 
 def make_fabric(name: str, **params: Any) -> Fabric:
-    """Build a fabric by registered name or YAML variant, with YAML-style parameters."""
-    if name in FABRICS:
-        return FABRICS.make(name, **params)
-    settings = _variant(name)
-    if settings is None:
-        raise ConfigError("fabric.name", name, f"unknown fabric; choose one of {', '.join(FABRICS.names())} "
-                                               f"or a variant in {FABRIC_CONFIG_DIR}")
-    return FABRICS.build({**settings, **params})
+    """Build a fabric by registered name or YAML variant, with YAML-style parameters
+    (`ddlsim.core.registry.build`)."""
+    return build("fabric", name, **params)
 
 
 # The process's fabrics by name and estimators by (fabric, algorithm, device), for `estimate_collective`.

@@ -58,6 +58,7 @@ from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
+from ddlsim.network.placing import place_ranks
 
 Op = CollectiveOp
 RELATIVE_TOLERANCE = 1e-9
@@ -104,7 +105,7 @@ def bound_terms(fabric: Fabric, op: CollectiveOp | str, size_bytes: int, layout:
     capacity = fabric.bisection_bps()
     cuts = fabric.domain_cuts()
     if size_bytes and (capacity or cuts) and op is not Op.BARRIER:
-        place = placement if placement is not None else fabric.place(layout.job_ranks)
+        place = placement if placement is not None else place_ranks(fabric, layout.job_ranks)
         nodes = _member_nodes(layout, place)
         if capacity:
             side = (nodes >= fabric.num_nodes // 2).astype(np.int64)

@@ -27,6 +27,10 @@ from ddlsim.network.pricing import PatternCost, window_max
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Schedule
 
+# Callers that give up on a candidate above the best price so far allow this relative margin, so
+# that rounding never drops one that ties with the best.
+PRUNE_MARGIN = 1e-9
+
 
 @dataclass(frozen=True)
 class Breakdown:

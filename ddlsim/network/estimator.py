@@ -17,26 +17,22 @@ from typing import Any
 from ddlsim.core import units
 from ddlsim.core.caches import Memo
 from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
-from ddlsim.core.registry import ALGORITHMS
+from ddlsim.core.registry import build
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, GroupLayout
 from ddlsim.network.bounds import check_price, lower_bound_s
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
-from ddlsim.network.estimate import Breakdown, StepPricer, price_schedule
+from ddlsim.network.estimate import PRUNE_MARGIN, Breakdown, StepPricer, price_schedule
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.reduction import DEFAULT_DEVICE, ReductionModel, resolve_reduction_model
 from ddlsim.network.schedule import Schedule
 from ddlsim.network.selection import floor_s, rough_price_s
 
-PRUNE_MARGIN = 1e-9
-
 
 def make_algorithm(algorithm: str | CollectiveAlgorithm | dict[str, Any]) -> CollectiveAlgorithm:
-    """An algorithm from its registered name, a config mapping, or an algorithm object."""
-    if isinstance(algorithm, CollectiveAlgorithm):
-        return algorithm
-    if isinstance(algorithm, str):
-        return ALGORITHMS.make(algorithm)
-    return ALGORITHMS.build(algorithm)
+    """An algorithm from an option name (registered or a YAML variant in configs/collective/), a
+    config mapping, or an algorithm object (`ddlsim.core.registry.build`)."""
+    return build("collective", algorithm)
 
 
 def resolve_layout(num_ranks: int | None, layout: GroupLayout | None) -> GroupLayout:
@@ -118,7 +114,7 @@ class CollectiveEstimator:
     def _request(self, op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int) -> ScheduleRequest:
         placement = self._placements.get(layout.job_ranks)
         if placement is None:
-            placement = self._placements.put(layout.job_ranks, self.fabric.place(layout.job_ranks))
+            placement = self._placements.put(layout.job_ranks, place_ranks(self.fabric, layout.job_ranks))
         return ScheduleRequest(op, layout.size, root, size_bytes, self.fabric, layout, placement)
 
     def _estimate(self, op: CollectiveOp, size_bytes: int, layout: GroupLayout, root: int) -> CollectiveEstimate:

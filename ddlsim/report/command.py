@@ -25,7 +25,7 @@ import pandas as pd
 from ddlsim.report.figures import KINDS
 from ddlsim.report.gather import frame_of, inspect_sweep, is_sweep_dir, load_results
 from ddlsim.report.make import make_report
-from ddlsim.report.reference import reference_aliases, reference_names
+from ddlsim.report.references.index import reference_aliases, reference_names
 from ddlsim.report.settings import ReportSettings
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ddlsim.report.figures import draw_figures, table_kind
 from ddlsim.report.quantities import format_number
-from ddlsim.report.reference import check_rows, get_reference, side_by_side
+from ddlsim.report.references.index import check_rows, get_reference, side_by_side
 from ddlsim.report.results import write_results
 from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.report.settings import ReportSettings

@@ -1,13 +1,12 @@
 """Side-by-side tables: what a seed paper reports next to what ddlsim computed.
 
-Every reproduction (`ddlsim experiment=<seed>_<figure>`) registers a `Reference` of the same
-name in `ddlsim.report.references`: a function that computes ddlsim's counterparts of the
-paper's statements from the result rows, optionally its own figures (in the common style of
-`ddlsim.report.charts`) and extra text tables. The paper's side, its values and the places they
-come from, is read from the one data file `configs/reference/papers.yaml` (`ddlsim.core.papers`), so
-no paper number is written in code. A reference is chosen by name (``report.reference`` in an
-experiment config, or ``ddlsim-report --reference``); the experiments' former names
-(``ramp_megatron``, ...) are aliases.
+Every reproduction (`ddlsim experiment=<seed>_<figure>`) has a `Reference` of the same name in
+`ddlsim.report.references`, made with `define_reference`: a function that computes ddlsim's
+counterparts of the paper's statements from the result rows, optionally its own figures (in the
+common style of `ddlsim.report.charts`) and extra text tables. This module says what a reference
+is made of; `ddlsim.report.references.index` lists them all and compares rows by name. The
+paper's side, its values and the places they come from, is read from the one data file
+`configs/reference/papers.yaml` (`ddlsim.core.papers`), so no paper number is written in code.
 """
 
 from __future__ import annotations
@@ -18,16 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddlsim.core.errors import ConfigError
-from ddlsim.core.papers import PaperReference, PaperValue, load_papers
+from ddlsim.core.papers import PaperReference, PaperValue
 from ddlsim.report.quantities import format_number
-from ddlsim.report.table import format_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
 OURS_ONLY = "ours only"
-COLUMNS = ("quantity", "paper", "ddlsim", "source", "key")
 
 
 @dataclass(frozen=True)
@@ -82,82 +78,18 @@ class Reference:
     expects: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
-REFERENCES: dict[str, Reference] = {}
-ALIASES: dict[str, str] = {}
+def define_reference(name: str, *, expects: Expects, aliases: Iterable[str] = (), figures: Figures | None = None,
+                     tables: Tables | None = None, summary: bool = True) -> Callable[[Compare], Reference]:
+    """Make `compare` the side-by-side of experiment `name` (the data file's reference `name`) for
+    rows with the columns and values `expects`; ``summary=False`` leaves out the automatic summary
+    of the rows (the reference's tables say more). The decorated name is the `Reference`; the
+    index (`ddlsim.report.references.index`) lists it."""
 
-
-def register_reference(name: str, *, expects: Expects, aliases: Iterable[str] = (), figures: Figures | None = None,
-                       tables: Tables | None = None, summary: bool = True) -> Callable[[Compare], Compare]:
-    """Register `compare` as the side-by-side of experiment `name` (the data file's reference `name`)
-    for rows with the columns and values `expects`; ``summary=False`` leaves out the automatic
-    summary of the rows (the reference's tables say more)."""
-
-    def decorator(compare: Compare) -> Compare:
-        REFERENCES[name] = Reference(name, compare, figures, tables, tuple(aliases), summary,
-                                     tuple((column, tuple(values)) for column, values in expects.items()))
-        for alias in aliases:
-            ALIASES[alias] = name
-        return compare
+    def decorator(compare: Compare) -> Reference:
+        return Reference(name, compare, figures, tables, tuple(aliases), summary,
+                         tuple((column, tuple(values)) for column, values in expects.items()))
 
     return decorator
-
-
-def _load_all() -> None:
-    import ddlsim.report.references  # noqa: F401  (registers every reference)
-
-
-def reference_names(*, with_aliases: bool = True) -> list[str]:
-    _load_all()
-    return sorted({*REFERENCES, *(ALIASES if with_aliases else ())})
-
-
-def reference_aliases() -> dict[str, str]:
-    """Each alias (an experiment's former name) -> the reference it stands for."""
-    _load_all()
-    return dict(sorted(ALIASES.items()))
-
-
-def get_reference(name: str) -> Reference:
-    """The reference registered as `name` or under the alias `name`."""
-    _load_all()
-    resolved = ALIASES.get(name, name)
-    if resolved not in REFERENCES:
-        raise KeyError(f"unknown reference {name!r}; choose one of {', '.join(reference_names())}")
-    return REFERENCES[resolved]
-
-
-def check_rows(frame: pd.DataFrame, reference: str) -> None:
-    """Raise `ConfigError` (key ``report.reference``) unless `frame` holds rows of the experiment
-    `reference` compares: some that ran, with the columns and values it `expects`."""
-    chosen = get_reference(reference)
-    ran = frame[frame["status"].astype(str) == "ok"] if "status" in frame else frame
-    if ran.empty:
-        first = str(frame["status"].iloc[0]) if "status" in frame and len(frame) else "no rows"
-        raise ConfigError("report.reference", reference, f"no row of these results ran ({first})")
-    missing = [column for column, _ in chosen.expects if column not in ran]
-    if missing:
-        models = f" (model {', '.join(sorted(map(str, ran['model'].dropna().unique())))})" if "model" in ran else ""
-        raise ConfigError("report.reference", reference, f"compares the rows of experiment={chosen.name}, which "
-                                                         f"have {', '.join(missing)}; these results{models} have none")
-    for column, accepted in chosen.expects:
-        other = sorted({str(value) for value in ran[column].dropna()} - set(accepted)) if accepted else []
-        if other:
-            raise ConfigError("report.reference", reference,
-                              f"compares rows with {column} = {' or '.join(accepted)} (experiment={chosen.name}); "
-                              f"these results have {column} = {', '.join(other)}")
-
-
-def side_by_side(frame: pd.DataFrame, reference: str) -> tuple[str, pd.DataFrame]:
-    """The comparison table as text and as rows (columns `COLUMNS`), for reference `reference`."""
-    import pandas as pd
-
-    chosen = get_reference(reference)
-    comparisons = chosen.compare(frame, load_papers().reference(chosen.name))
-    rows = [{"quantity": item.quantity, "paper": item.paper, "ddlsim": item.ours, "source": item.source,
-             "key": item.key} for item in comparisons]
-    shown = {"quantity": str, "paper": str, "ddlsim": str, "source": str}
-    text = format_table(rows, shown) if rows else ""
-    return text, pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 # -- helpers shared by the references ----------------------------------------------------------

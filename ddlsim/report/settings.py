@@ -31,7 +31,7 @@ class ReportSettings:
             raise ConfigError("figures", list(self.figures), f"must list auto or figure kinds among "
                                                              f"{', '.join(FIGURE_KINDS)}")
         if self.reference:
-            from ddlsim.report.reference import reference_names
+            from ddlsim.report.references.index import reference_names
 
             if self.reference not in reference_names():
                 raise ConfigError("reference", self.reference, f"unknown paper experiment; choose one of "

@@ -22,7 +22,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.core.registry import LABEL_KEY, MODELS, omegaconf_error_to_config_error
+from ddlsim.core.registry import LABEL_KEY, build, omegaconf_error_to_config_error, option_settings
 from ddlsim.workload.parallel import ParallelConfig
 
 
@@ -41,26 +41,11 @@ def plain(node: Any) -> Any:
 
 
 def model_option(name: str, key: str) -> dict:
-    """The model group's option `name` as a plain mapping (its YAML's defaults merged in order)."""
-    from ddlsim.app.config_store import config_dir
-
-    path = config_dir() / "model" / f"{name}.yaml"
-    if not path.is_file():
-        if name in MODELS:
-            return {"name": name}
-        raise ConfigError(key, name, f"no such model option (configs/model/{name}.yaml) or registered model")
-    document = plain(OmegaConf.load(path)) or {}
-    defaults = document.pop("defaults", None) or []
-    merged: dict = {}
-    own_done = False
-    for entry in defaults:
-        if entry == "_self_":
-            merged, own_done = {**merged, **document}, True
-        elif isinstance(entry, str):
-            merged = {**merged, **model_option(entry, key)}
-    merged = merged if own_done else {**merged, **document}
-    merged.setdefault(LABEL_KEY, name)
-    return merged
+    """The model group's option `name` as a plain mapping (`ddlsim.core.registry.option_settings`:
+    a registered name, or a YAML variant with its defaults chain resolved), labelled with its name."""
+    settings = option_settings("model", name, key=key)
+    settings.setdefault(LABEL_KEY, name)
+    return settings
 
 
 def _model_config(given: Any, overrides: Mapping, key: str) -> tuple[str, dict]:
@@ -127,7 +112,7 @@ def _mix_jobs(mix: Mapping, num_jobs: int, overrides: Mapping, prefix: str) -> l
 
 def build_job_model(spec: JobSpec, key: str) -> tuple[Any, ParallelConfig]:
     """The job's model object and parallel config; errors name `key`."""
-    model = MODELS.build(spec.model, key=f"{key}.model")
+    model = build("model", spec.model, key=f"{key}.model")
     try:
         merged = OmegaConf.merge(OmegaConf.structured(ParallelConfig), spec.parallel)
         parallel = OmegaConf.to_object(merged)

@@ -73,6 +73,7 @@ class PatternTask:
 
         from ddlsim.core.types import GroupLayout
         from ddlsim.network.patterns import Mesh, Pairs
+        from ddlsim.network.placing import place_ranks
 
         n = self.num_ranks
         seed = int(components.config.get("seed", 0) or 0)
@@ -82,7 +83,7 @@ class PatternTask:
                   "all_to_one": Pairs(n, others, np.full(others.size, root)),
                   "all_to_all": Mesh(n, np.zeros(n, dtype=np.int64))}
         fabric = components.fabric
-        layout, placement = GroupLayout(n), fabric.place(n)
+        layout, placement = GroupLayout(n), place_ranks(fabric, n)
         sizes = np.array(self.sizes_bytes, dtype=float)
         label = config_label(components.config, "fabric")
         rows = []

@@ -1,5 +1,5 @@
 """`task=ramp_cost_tables`: RAMP Tables 3 (network cost) and 4 (network power) at 65,536 nodes,
-recomputed from component counts and prices (`ddlsim.network.costs.tables`).
+recomputed from component counts and prices (`ddlsim.network.fabrics.ramp.cost_tables`).
 
 One row per (table, system, oversubscription) with ddlsim's numbers and, as ``paper_<column>``,
 the printed ones (`configs/reference/papers.yaml`). ``experiment=ramp_tables_3_4`` reports them
@@ -34,7 +34,7 @@ class RampCostTablesTask:
         return cls()
 
     def run(self, components: Components) -> TaskResult:
-        from ddlsim.network.costs.tables import table3_rows, table4_rows
+        from ddlsim.network.fabrics.ramp.cost_tables import table3_rows, table4_rows
 
         rows = [{"table": table, **row, "status": "ok"}
                 for table, rows_of in (("table3", table3_rows()), ("table4", table4_rows())) for row in rows_of]

@@ -24,10 +24,6 @@ from ddlsim.core.registry import MODELS, TASKS
 from ddlsim.tasks.base import Components, Row, TaskResult
 
 TABLES = ("table9_loss", "table9_architecture", "table10_fill", "table10_paper_batch")
-TITLES = {"table9_loss": "Table 9 from the target loss alone",
-          "table9_architecture": "Table 9 from the paper's architecture",
-          "table10_fill": "Table 10, local batch filling memory",
-          "table10_paper_batch": "Table 10, the paper's batch per GPU"}
 NAN = float("nan")
 
 

@@ -42,9 +42,9 @@ from ddlsim.tasks.train import TrainTask, TrainTaskConfig, run_labels
 from ddlsim.training import Overlap, Pricer, TrainingSettings, simulate_training
 from ddlsim.training.run import compute_timer, network_timer, reduction_model
 from ddlsim.training.settings import run_settings
-from ddlsim.workload.llm.memory import check_fits
-from ddlsim.workload.llm.plan import partition_decoder
-from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.transformer.memory import check_fits
+from ddlsim.workload.transformer.plan import partition_decoder
+from ddlsim.workload.transformer.shape import DecoderShape
 
 # A priced plan whose compute falls this far below its bound means the bound does not hold for
 # this compute model; the search then prices every plan it had pruned.

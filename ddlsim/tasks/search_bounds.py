@@ -15,7 +15,7 @@ by the very compute model that prices the plans: the bound is the compute part o
 iteration, never above it (the search checks this on every plan it prices).
 
 **Communication.** A layer's collectives (tensor/sequence parallel, context ring passes, expert
-all-to-alls, ZeRO-3 gathers and scatters; `llm/collectives.py`) block the stage's stream, so
+all-to-alls, ZeRO-3 gathers and scatters; `transformer/collectives.py`) block the stage's stream, so
 they lie on the same chain: the *refined* bound adds them, priced by the search's `Pricer` (the
 prices the iteration will use), and with no overlap the data-parallel gradient reduction that
 follows stage 0's last backward. Pricing them costs more than the compute bound, so the search
@@ -33,9 +33,9 @@ from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
 from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.tasks.search_space import PlanKey
 from ddlsim.training.pricing import Pricer
-from ddlsim.workload.llm.collectives import LayerCollectives
-from ddlsim.workload.llm.plan import DecoderPlan
-from ddlsim.workload.llm.shape import DENSE, MOE, DecoderShape
+from ddlsim.workload.transformer.collectives import LayerCollectives
+from ddlsim.workload.transformer.plan import DecoderPlan
+from ddlsim.workload.transformer.shape import DENSE, MOE, DecoderShape
 
 LAYER_BLOCKS = {"forward": "dense_f", "backward": "dense_b", "moe_forward": "moe_f", "moe_backward": "moe_b",
                 "embedding_forward": "embedding_f", "embedding_backward": "embedding_b",
@@ -57,7 +57,7 @@ class LayerCompute:
 
 
 def layer_compute(workload: Workload, pricer: Pricer) -> LayerCompute:
-    """Per-repeat compute of a decoder workload's per-micro-batch blocks (names of `llm/blocks.py`)."""
+    """Per-repeat compute of a decoder workload's per-micro-batch blocks (names of `transformer/blocks.py`)."""
     found: dict[str, float] = {}
     for block in workload.blocks:
         field_name = LAYER_BLOCKS.get(block.name)
@@ -159,7 +159,7 @@ class ComputeBound:
 
 def layer_calls(calls: LayerCollectives, shape: DecoderShape, plan: DecoderPlan, kind: str) -> list[CollectiveCall]:
     """Every collective one layer of `kind` runs per micro-batch (forward, recompute, backward,
-    ZeRO-3 gathers and scatters), as `llm/blocks.py` lays them out."""
+    ZeRO-3 gathers and scatters), as `transformer/blocks.py` lays them out."""
     if kind == MOE and shape.moe is None:
         return []
     recompute = plan.options.recompute

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from ddlsim.tasks.search_space import SearchSpace
-from ddlsim.workload.llm.layout import tp_divides
-from ddlsim.workload.llm.shape import DecoderShape
+from ddlsim.workload.transformer.layout import tp_divides
+from ddlsim.workload.transformer.shape import DecoderShape
 
 # (gpus, tensor, context, pipeline, virtual stages, expert, micro-batch, sequence parallel)
 Plan = tuple[int, int, int, int, int, int, int, bool]

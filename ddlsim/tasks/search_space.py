@@ -8,7 +8,7 @@ stages, with data = gpus / (tensor x context x pipeline).
 Uneven stages (`uneven_stages`, on by default): pipelines that do not divide the layers are
 tried where Megatron-Core's embedding/loss accounting splits them exactly (L + 1 or L + 2
 layers divide by the pipeline: Llama 3 405B's 126 layers on 4, 8 or 16 stages), with the
-automatic split of `ddlsim/workload/llm/stages.py`; where the split is even, the same split with
+automatic split of `ddlsim/workload/transformer/stages.py`; where the split is even, the same split with
 one layer per chunk fewer on the first and the last stage (Megatron-Core's
 ``num_layers_in_first/last_pipeline_stage``) is tried beside it when the middle stages can take
 those layers evenly. That adds a few pipelines and a few splits, not a dimension.
@@ -27,10 +27,10 @@ import itertools
 from dataclasses import dataclass
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.workload.llm.layout import tp_divides
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.stages import split_layers
 from ddlsim.workload.parallel import RECOMPUTE_POLICIES, ParallelConfig
+from ddlsim.workload.transformer.layout import tp_divides
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stages import split_layers
 
 PLAN_FIELDS = ("gpus", "tensor", "context", "pipeline", "virtual_stages", "data", "expert", "zero", "micro_batch",
                "recompute", "first_stage_layers", "last_stage_layers")

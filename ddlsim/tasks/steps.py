@@ -58,6 +58,7 @@ class StepsTask:
 
     def run(self, components: Components) -> TaskResult:
         from ddlsim.network.collectives.base import ScheduleRequest
+        from ddlsim.network.placing import place_ranks
 
         fabric = components.fabric
         choices = choices_for(components.config, fabric.name, dict(self.collectives), self.algorithms,
@@ -73,7 +74,8 @@ class StepsTask:
                     if reason is not None:
                         skipped.append(f"{choice.label} {op.value} x {ranks}: {reason}")
                         continue
-                    request = ScheduleRequest.single_group(op, ranks, fabric, size_bytes=self.size_bytes)
+                    request = ScheduleRequest.single_group(op, ranks, fabric, size_bytes=self.size_bytes,
+                                                          placement=place_ranks(fabric, ranks))
                     try:
                         steps = choice.algorithm.compact(request).num_steps
                     except InfeasibleError as error:

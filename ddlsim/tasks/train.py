@@ -190,7 +190,14 @@ def write_run_chakra(components: Components, algorithm: Any = None, settings: An
     directory = (components.output_dir or Path.cwd()) / "chakra"
     program = getattr(components.model, "program", None)
     if program is not None:
-        program().to_chakra(directory, compute=components.compute)
+        from ddlsim.chakra.analytic_load import AnalyticTrace
+        from ddlsim.chakra.export import write_chakra
+
+        captured = program()
+        if isinstance(captured, AnalyticTrace):  # an analytic model's ETs read back (model=chakra) write themselves
+            captured.to_chakra(directory)
+        else:
+            write_chakra(captured, directory, compute=components.compute)
         return directory
     from ddlsim.chakra.analytic_export import write_training_chakra
 

@@ -1,7 +1,7 @@
 """training/: from priced tasks to iteration time, time-to-accuracy, energy and cost.
 
 `simulate_training(workload, pricer, settings)` builds the iteration's dependency graph with a
-schedule (`schedules.py`), places it in time (`timeline.py`) and sums it up (`simulate.py`).
+schedule (`schedules/`), places it in time (`timeline.py`) and sums it up (`simulate.py`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ floating rounding (tests/training/test_analytic.py checks every field on random 
    also gives the busiest stage's busy time, its sends overlapping its steps), none of which
    depends on the number of micro-batches;
 3. the per-iteration tail (gradient reductions, cross-stage all-reduces, optimizer) follows
-   `pipeline._add_tail` stage by stage, buckets included (`tail.py`);
+   `stages.add_tail` stage by stage, buckets included (`tail.py`);
 4. the summary adds up each step's ops times its number of runs.
 
 It returns None where those assumptions do not hold (a schedule other than 1F1B/interleaved,
@@ -29,16 +29,16 @@ import numpy as np
 
 from ddlsim.core.types import CollectiveCall
 from ddlsim.core.work import Workload
-from ddlsim.training.closed_form import one_f_one_b_ends
-from ddlsim.training.interleaved import interleaved_schedule
-from ddlsim.training.overlapped import overlapped_ends
-from ddlsim.training.pipeline import micro_batches, one_f_one_b_schedule, split_steps, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.rounds import interleaved_ends
-from ddlsim.training.schedules import pipeline_stages, select_schedule
+from ddlsim.training.schedules.closed_form import one_f_one_b_ends
+from ddlsim.training.schedules.dispatch import interleaved_schedule, one_f_one_b_schedule, select_schedule
+from ddlsim.training.schedules.overlapped import overlapped_ends
+from ddlsim.training.schedules.plan import micro_batches, pipeline_stages, virtual_stages
+from ddlsim.training.schedules.rounds import interleaved_ends
+from ddlsim.training.schedules.stages import split_steps
+from ddlsim.training.schedules.steps import ChunkSteps, StepCost, chunk_steps
+from ddlsim.training.schedules.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.settings import Overlap, TrainingSettings
-from ddlsim.training.steps import ChunkSteps, StepCost, chunk_steps
-from ddlsim.training.tail import TailResult, run_tail, tail_compute
 from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
 
 

@@ -3,8 +3,8 @@
 An `Op` is a piece of work with a known duration: a compute task (possibly standing for several
 identical tasks run back to back) or a collective (possibly a bucket of a larger one). It runs
 on a *stream*, like a CUDA stream: ops of one stream run in the order they were added, one at
-a time. It may also wait for ops of other streams (`deps`). Schedules (`schedules.py`, and the
-pipeline schedule of `pipeline.py`) build the graph; `timeline.py` places it in time.
+a time. It may also wait for ops of other streams (`deps`). Schedules (`schedules/`, chosen by
+`schedules/dispatch.py`) build the graph; `timeline.py` places it in time.
 
 Ops are added in a topological order (every dependency is added before the op that needs it),
 so placing them is a single pass.

@@ -27,7 +27,8 @@ the same time share the fabric (`ddlsim.training.contended`, docs/contention.md)
 `overlap_p2p_comm` (Megatron-Core's `ModelParallelConfig.overlap_p2p_comm`, default False there
 and here) only concerns the interleaved pipeline schedule, as in Megatron: False issues every
 stage-to-stage exchange as one blocking batch of sends and receives after each chunk step pair;
-True posts the steady-state sends and receives asynchronously (`ddlsim.training.exchanges`).
+True posts the steady-state sends and receives asynchronously
+(`ddlsim.training.schedules.exchanges`).
 """
 
 from __future__ import annotations
@@ -98,8 +99,8 @@ class TrainingConfig:
 class TrainingSettings:
     """`TrainingConfig` parsed into internal units.
 
-    `schedule` names the iteration schedule (``sequential`` for one pipeline stage; pipelined
-    schedules register themselves in `ddlsim.training.schedules`); ``auto`` picks
+    `schedule` names the iteration schedule (``sequential`` for one pipeline stage, ``1f1b``,
+    ``interleaved_1f1b``: the table of `ddlsim.training.schedules.dispatch`); ``auto`` picks
     ``sequential`` unless the workload plan asks for pipeline stages. `trace`: the train task
     writes the iteration timeline as ``trace.json`` (`ddlsim.training.trace`). `overlap_p2p_comm`:
     see the module docstring.

@@ -27,9 +27,9 @@ from ddlsim.training.at_scale.costs import AtScaleCosts, at_scale_costs, with_co
 from ddlsim.training.energy import NetworkEnergy, network_energy
 from ddlsim.training.failures import FailureCosts, checkpoint_bytes_of, failure_costs
 from ddlsim.training.graph import IterationGraph
-from ddlsim.training.pipeline import micro_batches, virtual_stages
 from ddlsim.training.pricing import Pricer
-from ddlsim.training.schedules import pipeline_stages, select_schedule
+from ddlsim.training.schedules.dispatch import select_schedule
+from ddlsim.training.schedules.plan import micro_batches, pipeline_stages, virtual_stages
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import IterationSummary, Placement, place, summarize
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.app.catalog import load_all
 from ddlsim.core.registry import ALGORITHMS, FABRICS
 from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import ScheduleRequest
@@ -76,7 +75,6 @@ class Case:
     jobs: Callable[[Fabric], list[FlowJob]]
 
     def build(self) -> tuple[Fabric, list[FlowJob]]:
-        load_all()
         fabric = FABRIC_BUILDERS[self.fabric]()
         return fabric, self.jobs(fabric)
 

@@ -137,7 +137,7 @@ def build_setup(compute_overrides: dict[str, Any] | None = None,
     fabric = make_fabric(FABRIC, **(fabric_overrides or {}))
     from ddlsim.training import Pricer
     from ddlsim.training.run import compute_timer
-    from ddlsim.workload.llm.blocks import KernelBytes
+    from ddlsim.workload.transformer.blocks import KernelBytes
 
     timer = network_timer(fabric, ALGORITHM, reduction_model(device))
     settings = TrainingSettings(schedule=schedule, overlap_p2p_comm=overlap_p2p_comm)

@@ -17,10 +17,10 @@ from typing import Any
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import Precision
-from ddlsim.workload.llm.memory import check_fits
-from ddlsim.workload.llm.plan import partition_decoder
-from ddlsim.workload.llm.shape import DecoderShape
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.memory import check_fits
+from ddlsim.workload.transformer.plan import partition_decoder
+from ddlsim.workload.transformer.shape import DecoderShape
 
 
 @dataclass(frozen=True)

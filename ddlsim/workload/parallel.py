@@ -11,13 +11,13 @@ Degrees and how they compose (docs/workload.md, "Parallel plans"):
 - ``first_stage_layers`` / ``last_stage_layers`` (0: automatic) set the layers of the first and
   last pipeline stages, Megatron-Core's ``num_layers_in_first/last_pipeline_stage``; automatic is
   an even split where pipeline x virtual_stages divides the layers, else fewer layers on the first
-  and last stages (`ddlsim/workload/llm/stages.py`).
+  and last stages (`ddlsim/workload/transformer/stages.py`).
 - ``zero`` shards optimizer states (1), gradients too (2) or parameters too (3, FSDP) over the
   data-parallel ranks (DP x CP for dense parameters, DP x CP / EP for expert parameters).
 - ``main_grads_dtype``: the type of the gradient buffer the backward accumulates into and the
   data-parallel reduction reads (Megatron-Core's ``main_grad``): ``fp32``, ``bf16`` or ``fp16``;
   empty is Megatron-LM's default: fp32 for bf16 and fp32 training, the model's gradient-reduction
-  type for fp16 (memory only: `ddlsim/workload/llm/memory.py`).
+  type for fp16 (memory only: `ddlsim/workload/transformer/memory.py`).
 - ``recompute``: ``none``, ``selective`` (the attention core, Korthikanti et al. 2022) or ``full``
   (every layer from its input). Empty means "follow ``activation_checkpointing``", the older key:
   true is ``full``, false is ``none``. When both are given they must agree.

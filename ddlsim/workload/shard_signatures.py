@@ -12,7 +12,7 @@ import math
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 IMAGE_SIZE = 224
 NUM_CLASSES = 1000

@@ -29,78 +29,7 @@ LOWER = {  # room -> the rooms it may import (besides itself)
             "validation"},
 }
 MAX_LINES = 400
-KNOWN_CIRCLES: list[set[str]] = [  # circles still to cut (issue 31): this list only shrinks
-    {"ddlsim.app.sweep.inprocess", "ddlsim.app.sweep.reproduce"},
-    {
-        "ddlsim.network.collectives.rampx.algorithm",
-        "ddlsim.network.collectives.rampx.alltoall",
-        "ddlsim.network.collectives.rampx.broadcast",
-        "ddlsim.network.collectives.rampx.layout",
-        "ddlsim.network.collectives.rampx.phases",
-        "ddlsim.network.fabrics.ramp.box_choice",
-        "ddlsim.network.fabrics.ramp.fabric",
-    },
-    {"ddlsim.network.fabrics.fat_tree", "ddlsim.network.fabrics.fat_tree_forms"},
-    {
-        "ddlsim.network.fabrics.topoopt",
-        "ddlsim.network.fabrics.topoopt.circuits",
-        "ddlsim.network.fabrics.topoopt.expander",
-        "ddlsim.network.fabrics.topoopt.fabric",
-        "ddlsim.network.fabrics.topoopt.reconfigurable",
-        "ddlsim.network.fabrics.topoopt.topology",
-        "ddlsim.network.fabrics.topoopt.topology_finder",
-    },
-    {"ddlsim.network.fabrics.torus", "ddlsim.network.fabrics.torus_forms"},
-    {
-        "ddlsim.report.reference",
-        "ddlsim.report.references",
-        "ddlsim.report.references.opsquare",
-        "ddlsim.report.references.ramp_collectives",
-        "ddlsim.report.references.ramp_fig22_23",
-        "ddlsim.report.references.ramp_tables",
-        "ddlsim.report.references.ramp_training",
-        "ddlsim.report.references.sipac",
-        "ddlsim.report.references.topoopt",
-        "ddlsim.report.references.topoopt_degree",
-        "ddlsim.report.references.topoopt_shared",
-        "ddlsim.report.references.wrht",
-    },
-    {"ddlsim.training.exchanges", "ddlsim.training.interleaved", "ddlsim.training.pipeline"},
-    {
-        "ddlsim.workload.kernels",
-        "ddlsim.workload.kernels.attention",
-        "ddlsim.workload.kernels.fused",
-        "ddlsim.workload.kernels.heads",
-        "ddlsim.workload.kernels.listers",
-        "ddlsim.workload.kernels.megatron",
-        "ddlsim.workload.kernels.mla",
-        "ddlsim.workload.kernels.moe",
-        "ddlsim.workload.kernels.parts",
-    },
-]
-KNOWN_AGAINST: set[str] = {  # imports against the direction still to cut: this set only shrinks
-    "ddlsim.capture.program -> ddlsim.chakra",
-    "ddlsim.capture.program -> ddlsim.chakra.export",
-    "ddlsim.compute.fit_roofline -> ddlsim.workload",
-    "ddlsim.compute.fit_roofline -> ddlsim.workload.kernels",
-    "ddlsim.compute.kernel_roofline -> ddlsim.workload",
-    "ddlsim.compute.kernel_roofline -> ddlsim.workload.kernels",
-    "ddlsim.compute.profiling -> ddlsim.workload",
-    "ddlsim.compute.profiling -> ddlsim.workload.equivalent",
-    "ddlsim.report.references.assumption_tables -> ddlsim.app",
-    "ddlsim.report.references.assumption_tables -> ddlsim.app.sweep",
-    "ddlsim.report.references.assumption_tables -> ddlsim.app.sweep.inprocess",
-    "ddlsim.report.references.ramp_tables -> ddlsim.tasks",
-    "ddlsim.report.references.ramp_tables -> ddlsim.tasks.ramp_tables",
-    "ddlsim.tasks.job_specs -> ddlsim.app",
-    "ddlsim.tasks.job_specs -> ddlsim.app.config_store",
-    "ddlsim.validation.contention_suite -> ddlsim.app",
-    "ddlsim.validation.contention_suite -> ddlsim.app.catalog",
-}
-KNOWN_LONG: set[str] = {  # modules over 400 lines still to split: this set only shrinks
-    "ddlsim.network.fabrics.ramp.transcoder",
-    "ddlsim.network.fabrics.topoopt.fabric",
-}
+
 
 
 @pytest.fixture(scope="module")
@@ -113,18 +42,14 @@ def test_every_import_names_a_module_of_the_tree(imports) -> None:
 
 
 def test_there_is_no_import_circle(imports) -> None:
-    circles = [group for group in nx.strongly_connected_components(imports.graph) if len(group) > 1]
-    new = [sorted(group) for group in circles if not any(group <= known for known in KNOWN_CIRCLES)]
-    assert new == []
-    gone = [sorted(known) for known in KNOWN_CIRCLES if not any(group & known for group in circles)]
-    assert gone == [], "a known circle is cut: take it off KNOWN_CIRCLES"
+    circles = [sorted(group) for group in nx.strongly_connected_components(imports.graph) if len(group) > 1]
+    assert circles == []
 
 
 def test_every_import_goes_down_the_layers(imports) -> None:
-    against = {f"{source} -> {target}" for source, target in imports.graph.edges
-               if room_of(source) != room_of(target) and room_of(target) not in LOWER.get(room_of(source), ())}
-    assert sorted(against - KNOWN_AGAINST) == []
-    assert sorted(KNOWN_AGAINST - against) == [], "a known import against the direction is cut: take it off"
+    against = sorted(f"{source} -> {target}" for source, target in imports.graph.edges
+                     if room_of(source) != room_of(target) and room_of(target) not in LOWER.get(room_of(source), ()))
+    assert against == []
 
 
 def test_only_the_public_door_is_loose_at_the_top(imports) -> None:
@@ -135,7 +60,6 @@ def test_only_the_public_door_is_loose_at_the_top(imports) -> None:
 
 
 def test_no_module_is_longer_than_400_lines(imports) -> None:
-    long = {name for name, path in imports.modules.items()
-            if len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES}
-    assert sorted(long - KNOWN_LONG) == []
-    assert sorted(KNOWN_LONG - long) == [], "a known long module is split: take it off KNOWN_LONG"
+    long = {name: count for name, path in imports.modules.items()
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}

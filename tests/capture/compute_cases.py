@@ -29,16 +29,18 @@ from ddlsim.capture.fusion import fuse_events
 from ddlsim.capture.graph import OP_KEY_COLUMNS
 from ddlsim.capture.pricing import kernel_of, precision_of
 from ddlsim.capture.records import COMPUTE
-from ddlsim.capture.simulation import make_compute, make_device, simulate_program
+from ddlsim.capture.simulation import simulate_program
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
+from ddlsim.compute.options import build_compute
+from ddlsim.core import registry
 from ddlsim.core.types import Phase, Precision
 from ddlsim.core.work import ComputeTask
 from ddlsim.network.api import make_fabric
-from ddlsim.workload.kernels import kernels_for
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.models.gpt import GptConfig, GptModel
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 LAYER_PHASES = ("forward", "recompute", "backward")
 HF_CLASSES = {"llama": "LlamaConfig", "qwen2": "Qwen2Config", "mixtral": "MixtralConfig", "gpt2": "GPT2Config"}
@@ -173,8 +175,8 @@ def analytic(model: Model, seq: int, layers: int, recompute: bool):
 
 # ---- pricing ----------------------------------------------------------------------------------
 def pricing(model: Model):
-    device = make_device(model.device)
-    return device, make_compute(model.compute, device)
+    device = registry.build("device", model.device)
+    return device, build_compute(model.compute, device)
 
 
 def analytic_side(workload, device, compute) -> tuple[Side, float, float]:

@@ -1,4 +1,4 @@
-"""Issue 16 item 6: the analytic LLM models (`ddlsim.workload.llm`) against captures of real
+"""Issue 16 item 6: the analytic LLM models (`ddlsim.workload.transformer`) against captures of real
 PyTorch programs, one test per parallelism, on shapes of the shipped HF configs (width, heads,
 KV heads, FFN, vocabulary and experts as shipped; 2 to 4 layers and a shorter sequence for
 speed). For every layer, the collective calls the analytic model emits (op, bytes, group size,
@@ -20,9 +20,9 @@ import ddlsim
 from ddlsim.capture.compare import analytic_calls, captured_calls
 from ddlsim.capture.records import COLLECTIVE
 from ddlsim.core.types import CollectiveCall, Precision
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 BF16 = 2
 SIZE_KEYS = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "vocab_size")

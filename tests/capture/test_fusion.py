@@ -11,7 +11,8 @@ import ddlsim
 from ddlsim.capture.fusion import FUSED_MEMBER, FUSED_OP, fuse_events, runs_of
 from ddlsim.capture.graph import layer_of
 from ddlsim.capture.pricing import kernel_class_of
-from ddlsim.capture.simulation import make_compute, make_device
+from ddlsim.compute.options import build_compute
+from ddlsim.core.registry import build
 from examples.llama_fsdp_tp import build as llama
 
 TOKENS, HIDDEN, FLOAT = 64, 32, 4
@@ -86,8 +87,8 @@ def test_runs_stay_inside_one_stream_phase_and_layer_and_skip_gemms(llama_progra
 
 
 def test_fusion_is_the_default_and_off_for_the_megatron_compute(llama_program):
-    device = make_device("h100_sxm")
-    assert make_compute(None, device).fusion and not make_compute("a100_megatron", device).fusion
+    device = build("device", "h100_sxm")
+    assert build_compute(None, device).fusion and not build_compute("a100_megatron", device).fusion
     fused = ddlsim.simulate(llama_program, device="h100_sxm")
     eager = ddlsim.simulate(llama_program, device="h100_sxm", compute={"fusion": False})
     assert fused.compute_time_s < eager.compute_time_s

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ddlsim
-from ddlsim.capture.simulation import make_device
+from ddlsim.core.registry import build
 from ddlsim.core.types import Precision
 from examples.llama_fsdp_tp import SHAPES
 from examples.llama_fsdp_tp import build as llama
@@ -37,7 +37,7 @@ def test_mfu_is_model_flops_per_second_over_the_peak_of_every_gpu(program):
     events = program.events
     model = events.flop[events.phase.isin(["forward", "backward"])].sum() * DP * TP  # one captured rank for all
     assert row["model_flop_per_step"] == model
-    peak = make_device("h100_sxm").peak(Precision.BF16)
+    peak = build("device", "h100_sxm").peak(Precision.BF16)
     assert row["mfu"] == pytest.approx(model / row["iteration_time_s"] / (peak * DP * TP))
     assert 0 < row["mfu"] < 1
 

@@ -42,7 +42,7 @@ def llama_files(programs, tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name", ["llama_fsdp_tp", "mixtral_ep", "pipeline_1f1b"])
 def test_export_then_import_prices_the_same_on_three_fabrics(programs, name, tmp_path) -> None:
     program = programs[name]
-    files = program.to_chakra(tmp_path)
+    files = write_chakra(program, tmp_path)
     assert len(files) == program.num_ranks
     again = load_chakra(str(tmp_path))
     for fabric in FABRICS:
@@ -111,10 +111,11 @@ def test_all_gather_sizes_are_per_rank_and_compute_nodes_carry_work(programs, ll
 
 def test_compute_nodes_carry_ddlsims_durations_when_given_a_compute_model(programs, tmp_path) -> None:
     """For ASTRA-sim's replay (roofline off): each op's time as ddlsim prices it, in whole microseconds."""
-    from ddlsim.capture.simulation import make_compute, make_device
+    from ddlsim.compute.options import build_compute
+    from ddlsim.core.registry import build
 
     program = programs["llama_fsdp_tp"]
-    compute = make_compute(None, make_device("a100_80gb"))
+    compute = build_compute(None, build("device", "a100_80gb"))
     write_chakra(program, tmp_path, compute=compute)
     _, nodes = decode_et(tmp_path / f"{program.name}.0.et")
     durations = [node.duration_micros for node in nodes if node.type == ET.COMP_NODE]

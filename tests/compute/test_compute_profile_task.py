@@ -79,13 +79,12 @@ def test_dlrm_shard_profiles_on_cpu_with_its_fbgemm_operators(tmp_path, one_thre
 
 
 def test_ddlsim_profile_command_line(monkeypatch):
-    import ddlsim.app.cli
-    from ddlsim.tasks import profile as profile_task
+    from ddlsim.app import profile as profile_command
 
     seen = []
-    monkeypatch.setattr(ddlsim.app.cli, "main", lambda argv: seen.append(list(argv)) or 0)
+    monkeypatch.setattr(profile_command, "ddlsim_main", lambda argv: seen.append(list(argv)) or 0)
     monkeypatch.setattr("sys.argv", ["ddlsim-profile", "-m", "model.target_loss=3.0,2.5", "--force"])
-    assert profile_task.main() == 0
+    assert profile_command.main() == 0
     assert seen == [["experiment=single", "-m", "model.target_loss=3.0,2.5", "task.replace=true", "task=profile"]]
 
 
@@ -106,9 +105,9 @@ def test_a_shard_that_does_not_fit_is_refused_with_its_estimate_before_any_work(
 
 
 def test_the_memory_estimate_counts_adam_state_and_the_recomputed_activations():
+    from ddlsim.compute.equivalent_registry import build_equivalent_shard
     from ddlsim.compute.profiler import ADAM_STATE_COPIES, estimate_training_memory
     from ddlsim.compute.profiling import default_builder
-    from ddlsim.workload.equivalent import build_equivalent_shard
 
     one, two, three = (estimate_training_memory(parse_signature_key(key(batch)), default_builder, "cpu")
                        for batch in (1, 2, 3))

@@ -4,12 +4,12 @@
 import pytest
 
 from ddlsim.compute import fit_roofline
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import KernelEfficiency, kernels_time_s
 from ddlsim.compute.profile_file import ProfileRow
 from ddlsim.core.types import Phase
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.kernels import kernels_for
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 
 def synthetic_rows(device, truth: KernelEfficiency):

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from ddlsim.compute.devices import DeviceConfig, DeviceSpec
+from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import (
     KernelEfficiency,
     KernelRoofline,
@@ -17,9 +18,8 @@ from ddlsim.compute.roofline import Roofline
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import Phase
 from ddlsim.core.work import ComputeTask, Kernel, ShardSignature
-from ddlsim.workload.kernels import kernels_for
 from ddlsim.workload.kernels.primitives import gemm, memory
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 A100 = DeviceSpec.from_config(DeviceConfig(name="a100_80gb"))
 PEAK, BANDWIDTH = A100.peak("fp16"), A100.memory_bandwidth_bytes_per_s

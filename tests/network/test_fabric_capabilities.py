@@ -12,14 +12,15 @@ import pytest
 
 import ddlsim
 from ddlsim.app.catalog import load_all
+from ddlsim.core.catalog import OPTIONS
+from ddlsim.core.options import variant_names
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network import make_fabric
-from ddlsim.network.api import FABRIC_CONFIG_DIR
 from ddlsim.training.energy import NO_MODEL_SCOPE, network_energy
 
 load_all()
-VARIANTS = sorted(path.stem for path in FABRIC_CONFIG_DIR.glob("*.yaml"))
+VARIANTS = variant_names("fabric")
 PACKAGE = Path(ddlsim.__file__).parent
 CAPABILITY_NAMES = ("network_cost", "dims", "radix", "ring_plan", "nic_bandwidth_bps", "tier_sizes", "levels")
 LOOKUP = re.compile(r"\b(?:getattr|hasattr)\([^,()]+,\s*[\"'](" + "|".join(CAPABILITY_NAMES) + r")[\"']")
@@ -98,13 +99,14 @@ NOT_A_FABRIC_TABLE = {
     ("network/packet/experiment.py", "opsquare"): "the packet-level simulator's own network model",
     ("network/packet/opsquare_model.py", "opsquare"): "the packet-level simulator's own network model",
     ("tasks/packet.py", "opsquare"): "task=packet's choice of packet-level network model",
-    ("network/costs/tables.py", "ramp"): "RAMP Table 4's row label",
     ("network/api.py", "ideal"): "the public API's default fabric argument",
     ("capture/simulation.py", "ideal"): "the public API's default fabric argument",
     ("tasks/topoopt.py", "topoopt"): "the registered name of task=topoopt (TopoOpt's Sec. 5.1 systems)",
     ("validation/vtrain.py", "vtrain_a100"): "the measured cluster the validation reproduces (its fabric config)",
     **{("validation/contention_suite.py", name): "a fabric the SimGrid concurrency suite builds for its cases"
        for name in ("ideal", "opsquare", "superpod", "topoopt", "torus2d")},
+    **{("core/catalog.py", name): "the one explicit list of options, which names every fabric's module"
+       for name in OPTIONS["fabric"]},
 }
 
 

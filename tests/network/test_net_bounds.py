@@ -15,17 +15,17 @@ from hypothesis import strategies as st
 from ddlsim import estimate_collective
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.options import variant_names
 from ddlsim.core.registry import ALGORITHMS, FABRICS
 from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
-from ddlsim.network.api import FABRIC_CONFIG_DIR
 from ddlsim.network.bounds import BelowPhysicalBoundError, bound_terms, cut_bytes, lower_bound_s, node_bytes
 from ddlsim.network.fabrics.ideal import IdealSwitch
 from ddlsim.network.placement import Placement
 
 load_all()
 Op = CollectiveOp
-VARIANTS = sorted(path.stem for path in FABRIC_CONFIG_DIR.glob("*.yaml"))
+VARIANTS = variant_names("fabric")
 ALGORITHM_NAMES = [entry.name for entry in ALGORITHMS if not getattr(ALGORITHMS.make(entry.name), "is_selector", False)]
 SIZES = (1, 1000, 10**6, 10**9, 10**10)
 

@@ -24,6 +24,7 @@ from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.patterns import Mesh
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.verify import fabric_for
 
 load_all()
@@ -61,7 +62,8 @@ def test_one_key_names_one_set_of_transfers():
                     layout = GroupLayout(size, stride, size * stride)
                     if layout.job_ranks > fabric.num_nodes or algorithm.supports(fabric, op, size) is not None:
                         continue
-                    request = ScheduleRequest(op, size, 0, 3_000_000, fabric, layout, fabric.place(layout.job_ranks))
+                    placement = place_ranks(fabric, layout.job_ranks)
+                    request = ScheduleRequest(op, size, 0, 3_000_000, fabric, layout, placement)
                     for step in algorithm.compact(request).steps:
                         if not step.is_communication:
                             continue

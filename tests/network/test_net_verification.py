@@ -14,6 +14,7 @@ from ddlsim.app.catalog import load_all
 from ddlsim.core.registry import ALGORITHMS
 from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import ScheduleRequest
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.verify import ScheduleError, fabric_for, verify_explicit
 
 load_all()
@@ -38,7 +39,8 @@ def test_explicit_schedule_does_what_the_op_means(name, op):
         if fabric is None:
             continue
         for root in roots(op, n):
-            schedule = algorithm.explicit(ScheduleRequest.single_group(op, n, fabric, root=root))
+            request = ScheduleRequest.single_group(op, n, fabric, root=root, placement=place_ranks(fabric, n))
+            schedule = algorithm.explicit(request)
             verify_explicit(schedule, seed=n)
         verified.append(n)
     assert verified, f"{name} declares {op.value} but supports none of its verification sizes"
@@ -51,7 +53,9 @@ def test_send_recv_is_one_transfer_for_every_algorithm():
         if fabric is None:
             continue
         for sender in (0, 1):
-            schedule = algorithm.explicit(ScheduleRequest.single_group("send_recv", 2, fabric, root=sender))
+            placement = place_ranks(fabric, 2)
+            request = ScheduleRequest.single_group("send_recv", 2, fabric, root=sender, placement=placement)
+            schedule = algorithm.explicit(request)
             verify_explicit(schedule)
             assert schedule.num_steps == 1
 

@@ -14,7 +14,7 @@ from ddlsim.report.command import main as report_main
 from ddlsim.report.figures import table_kind
 from ddlsim.report.gather import gather_results, load_results
 from ddlsim.report.make import make_report
-from ddlsim.report.reference import side_by_side
+from ddlsim.report.references.index import side_by_side
 from ddlsim.report.settings import ReportSettings
 
 

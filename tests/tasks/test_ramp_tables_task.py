@@ -8,6 +8,8 @@ import pytest
 import ddlsim
 from ddlsim.app.sweep.reproduce import reproduce
 from ddlsim.core.errors import ConfigError
+from ddlsim.report.references.ramp_tables import TITLES
+from ddlsim.tasks.ramp_tables import TABLES
 
 
 def test_tables_rebuilt_beside_the_paper(tmp_path):
@@ -22,6 +24,10 @@ def test_tables_rebuilt_beside_the_paper(tmp_path):
     side = pd.read_csv(tmp_path / "side_by_side.csv")
     assert side["source"].str.startswith("RAMP Table 10").any()
     assert "(ours / paper)" in result.report.text
+
+
+def test_the_report_titles_every_table_the_task_builds():
+    assert list(TITLES) == list(TABLES)
 
 
 def test_unknown_table_is_a_config_error():

@@ -3,7 +3,7 @@
 The 1F1B reference lays out every step of every stage in the schedule's own order
 (`interleaved_order` with one virtual stage): a step starts when its stage is free and its
 neighbour has handed the micro-batch over (`lag` before that step's end; an infinite lag hands
-nothing over). It is `pipeline.run_pipeline` with one number per step instead of ops. The
+nothing over). It is `one_f_one_b.run_pipeline` with one number per step instead of ops. The
 interleaved reference is Megatron-Core's own sequence of calls, its p2p calls matched and timed
 as blocking batches (`megatron_reference.py`), which knows nothing of rounds.
 """
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from megatron_reference import simulate_program
 
-from ddlsim.training.closed_form import one_f_one_b_ends
-from ddlsim.training.interleaved import interleaved_order
-from ddlsim.training.rounds import interleaved_ends
+from ddlsim.training.schedules.closed_form import one_f_one_b_ends
+from ddlsim.training.schedules.interleaved import interleaved_order
+from ddlsim.training.schedules.rounds import interleaved_ends
 
 
 def reference_ends(forward, backward, lag_f, lag_b, stages: int, virtual: int, micro: int) -> list[float]:

@@ -13,9 +13,14 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
 from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
-from ddlsim.training.interleaved import exchange_flags, interleaved_order, last_slot, separate_backward_receive
-from ddlsim.training.pipeline import one_f_one_b_order
-from ddlsim.training.schedules import SCHEDULES, select_schedule
+from ddlsim.training.schedules.dispatch import SCHEDULES, select_schedule
+from ddlsim.training.schedules.interleaved import (
+    exchange_flags,
+    interleaved_order,
+    last_slot,
+    separate_backward_receive,
+)
+from ddlsim.training.schedules.one_f_one_b import one_f_one_b_order
 from ddlsim.training.settings import training_settings
 from ddlsim.training.timeline import place
 

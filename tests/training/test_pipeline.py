@@ -6,8 +6,9 @@ from training_fakes import AlphaBeta, FlopTimer, pipelined
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import Workload
 from ddlsim.training import Overlap, Pricer, TrainingSettings, build_graph, simulate_training
-from ddlsim.training.pipeline import one_f_one_b_order, split_steps
-from ddlsim.training.schedules import select_schedule
+from ddlsim.training.schedules.dispatch import select_schedule
+from ddlsim.training.schedules.one_f_one_b import one_f_one_b_order
+from ddlsim.training.schedules.stages import split_steps
 from ddlsim.training.timeline import place
 
 
@@ -44,7 +45,7 @@ def test_the_bubble_is_its_own_part_never_communication(stages, micro, send_byte
 
 def test_blocking_sends_by_hand():
     # p = 2, m = 2, F = 1 s, B = 2 s, each send 0.5 s on the sender's stream (worked out in the
-    # comments of pipeline.py's order): stage 1 ends B1 at 8 s, its send at 8.5 s, stage 0's B1
+    # comments of one_f_one_b.py's order): stage 1 ends B1 at 8 s, its send at 8.5 s, stage 0's B1
     # runs from 8.5 s to 10.5 s.
     result = run(pipelined(2, 2, send_bytes=1), bytes_per_s=2.0)
     assert result.iteration.iteration_time_s == pytest.approx(10.5)

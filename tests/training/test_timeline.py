@@ -5,13 +5,13 @@ import math
 import pytest
 from training_fakes import DP, TP, collective, compute, layered_workload, pricer
 
-from ddlsim.core.errors import ConfigError, InfeasibleError
+from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveOp, Phase
 from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.training import Overlap, TrainingSettings, build_graph, simulate_training
 from ddlsim.training.buckets import find_gradient_sync
 from ddlsim.training.graph import DP_STREAM, IterationGraph
-from ddlsim.training.schedules import SCHEDULES, register_schedule
+from ddlsim.training.schedules.dispatch import register_schedule
 from ddlsim.training.timeline import place
 
 NO_OVERLAP = TrainingSettings(overlap=Overlap.NONE)
@@ -148,14 +148,6 @@ def test_long_backward_blocks_are_expanded_in_chunks():
     plain = simulate_training(workload, pricer(), NO_OVERLAP).iteration
     assert simulate_training(workload, pricer(), BUCKETED).iteration.compute_time_s == pytest.approx(
         plain.compute_time_s)
-
-
-def test_pipelined_plan_needs_a_pipelined_schedule():
-    workload = Workload("piped", 8, layered_workload().blocks, plan={"pp_degree": 2})
-    if "1f1b" in SCHEDULES:
-        pytest.skip("a pipelined schedule is registered")
-    with pytest.raises(InfeasibleError, match="2 pipeline stages"):
-        simulate_training(workload, pricer())
 
 
 def test_a_registered_schedule_plugs_in():

@@ -6,10 +6,10 @@ from collections import Counter
 
 from ddlsim.core.types import CollectiveCall, Phase, Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.llm.shape import DecoderShape, MoeShape
-from ddlsim.workload.llm.workload import build_decoder_workload
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.shape import DecoderShape, MoeShape
+from ddlsim.workload.transformer.workload import build_decoder_workload
 
 GIB = 2**30
 # h 1024, 16 heads of 64, 4 KV heads (K and V 256 wide each), SwiGLU MLP of 4096, 2048 tokens,

@@ -3,12 +3,12 @@
 import pytest
 import torch
 
+from ddlsim.compute.equivalent_registry import build_equivalent_shard, equivalent_kinds
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShape, DlrmShard
-from ddlsim.workload.equivalent import build_equivalent_shard, equivalent_kinds
 from ddlsim.workload.shard_signatures import megatron_layer_signature
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 LAYERS = [
     (LayerShape(64, 4, 16), 1),

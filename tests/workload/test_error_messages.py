@@ -39,7 +39,7 @@ def test_importing_torchrec_leaves_the_root_logger_alone():
 
 def test_a_config_file_path_reads_that_file_not_its_folder(tmp_path):
     """A path to a .json file is read itself; a folder's config.json must not be picked up instead."""
-    from ddlsim.workload.llm.hf_config import load_config
+    from ddlsim.workload.transformer.hf_config import load_config
 
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}))
     given = tmp_path / "mistral_small.json"
@@ -54,7 +54,7 @@ def test_a_config_file_path_reads_that_file_not_its_folder(tmp_path):
                                                   ({"hidden_size": 8}, "has no `model_type` key"),
                                                   ("{not json", "not a readable JSON config")])
 def test_a_bad_config_file_is_one_config_error_naming_the_path(tmp_path, document, reason):
-    from ddlsim.workload.llm.hf_config import load_config
+    from ddlsim.workload.transformer.hf_config import load_config
 
     given = tmp_path / "bad.json"
     given.write_text(document if isinstance(document, str) else json.dumps(document))

@@ -2,15 +2,15 @@
 
 import pytest
 
+from ddlsim.compute.equivalent_registry import build_equivalent_shard
+from ddlsim.compute.kernel_registry import kernels_for, total_flop
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveOp, Phase
-from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.gpt_plan import GptShape
-from ddlsim.workload.kernels import kernels_for, total_flop
 from ddlsim.workload.kernels.megatron import fused_softmax_available
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 GIB = 2**30
 

@@ -7,8 +7,8 @@ import pytest
 
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import MODELS
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config, load_shipped, shipped_names
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config, load_shipped, shipped_names
 
 GIB = 2**30
 NEW_SHAPES = ("llama3_8b", "llama3_70b", "llama3_405b", "mixtral_8x7b", "qwen2_72b", "deepseek_v3")

@@ -1,5 +1,5 @@
 """The analytic kernel lists (`ddlsim.workload.kernels`): every kernel has a class, and the FLOPs
-of each list are the layer's arithmetic, worked out by hand or by `llm.arithmetic`, with flash
+of each list are the layer's arithmetic, worked out by hand or by `transformer.arithmetic`, with flash
 attention counted as the kernels count it (causal: half of s_q x s_k)."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from collections import Counter
 import pytest
 from llm_fixtures import FFN, HEADS, SEQ, H, build, llama_like
 
+from ddlsim.compute.kernel_registry import kernels_for, total_flop
 from ddlsim.core.types import Phase
 from ddlsim.core.work import ComputeTask, KernelClass, ShardSignature
-from ddlsim.workload.kernels import kernels_for, total_flop
 from ddlsim.workload.kernels.attention import ring_steps
 from ddlsim.workload.kernels.spec import LayerSpec, layer_keys
-from ddlsim.workload.llm import arithmetic
-from ddlsim.workload.llm.hf_config import decoder_shape, load_config
-from ddlsim.workload.llm.shape import DENSE, MOE, MoeShape
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer import arithmetic
+from ddlsim.workload.transformer.hf_config import decoder_shape, load_config
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.shape import DENSE, MOE, MoeShape
 
 HD = H // HEADS
 GEMMS = (KernelClass.GEMM, KernelClass.GROUPED_GEMM)

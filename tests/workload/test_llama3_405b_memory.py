@@ -11,8 +11,8 @@ bytes per parameter; Megatron-Core's in-flight micro-batches) and compared with 
 
 import pytest
 
-from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.plan import partition_decoder
 
 PLANS = [(8192, 1, 8192), (8192, 1, 16384), (131072, 16, 16384)]  # sequence, CP, GPUs
 TOKENS_PER_BATCH = 16 * 2**20

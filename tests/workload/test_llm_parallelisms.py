@@ -10,8 +10,8 @@ import pytest
 from llm_fixtures import GIB, build, calls_named, llama_like, mixtral_like, phase_counts
 
 from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
-from ddlsim.workload.llm.plan import partition_decoder
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.plan import partition_decoder
 
 TP2_LAYER = (2_621_440 + 12_582_912) // 2 + 2_048  # 7,604,224 parameters of one layer on one of 2 TP ranks
 TP2_STAGE = 8 * TP2_LAYER + 16_000 * 1024 + (1024 + 16_000 * 1024)  # + half the embedding, norm + half the output
@@ -246,8 +246,8 @@ def test_gpt_activations_follow_korthikanti_table_2(tp, sp, policy, per_layer):
     layer's attention core (5as/(ht)) and for full recompute one layer's whole activations; the
     embedding's token ids (8 sb) and dropout mask (sbh, / t with SP), the output layer's fp32
     softmax (4 s b V / t) and the final norm's input and output (4 sbh, / t with SP)."""
-    from ddlsim.workload.llm.shape import DecoderShape
-    from ddlsim.workload.transformer_layer import LayerShape
+    from ddlsim.workload.transformer.layer import LayerShape
+    from ddlsim.workload.transformer.shape import DecoderShape
 
     s, b, h, a, layers, t = 1024, 2, 1024, 16, 4, tp
     shape = DecoderShape(LayerShape(h, a, s, causal=True), layers, 50257)

@@ -3,10 +3,10 @@
 import pytest
 import torch
 
+from ddlsim.compute.equivalent_registry import build_equivalent_shard
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveOp, GroupLayout, Phase
-from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.ramp_reference import TABLE9, agrees_as_printed
 
@@ -148,14 +148,14 @@ def test_memory_model_agrees_with_cuda_peak_memory():
     """
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    from ddlsim.workload.architecture import TransformerStack
     from ddlsim.workload.equivalent.megatron_layer import TensorParallelLayerShard
-    from ddlsim.workload.megatron_partition import MODEL_STATE_BYTES_PER_PARAM, TransformerModel
-    from ddlsim.workload.transformer_layer import LayerShape
+    from ddlsim.workload.transformer.layer import LayerShape
+    from ddlsim.workload.transformer.megatron2021_plan import MODEL_STATE_BYTES_PER_PARAM, Megatron2021Model
+    from ddlsim.workload.transformer.stack import TransformerStack
 
     layer, layers, tp, batch = LayerShape(1024, 16, 1024), 8, 2, 4
     parallel = ParallelConfig(tensor=tp, data=1, micro_batch=batch)
-    model = TransformerModel(TransformerStack(layer, layers))
+    model = Megatron2021Model(TransformerStack(layer, layers))
     predicted = (MODEL_STATE_BYTES_PER_PARAM * model.params_per_rank(tp)
                  + batch * model.activation_bytes_per_sequence(tp, parallel))
     device = torch.device("cuda")

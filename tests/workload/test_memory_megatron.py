@@ -12,19 +12,19 @@ import pytest
 from llm_fixtures import GIB, llama_like
 
 from ddlsim.core.types import Precision
-from ddlsim.workload.llm.arithmetic import attention_core_bytes, layer_activation_bytes
-from ddlsim.workload.llm.layout import ParallelLayout
-from ddlsim.workload.llm.memory import (
+from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.arithmetic import attention_core_bytes, layer_activation_bytes
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.layout import ParallelLayout
+from ddlsim.workload.transformer.memory import (
     chunks_in_flight,
     peak_in_flight,
     stage_activation_parts,
     state_bytes_per_param,
     warmup_forwards,
 )
-from ddlsim.workload.llm.plan import partition_decoder
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.plan import partition_decoder
+from ddlsim.workload.transformer.shape import DecoderShape
 
 # ---- model states ------------------------------------------------------------------------------------
 

@@ -2,10 +2,10 @@
 
 import pytest
 
+from ddlsim.compute.equivalent_registry import build_equivalent_shard
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveOp
-from ddlsim.workload.equivalent import build_equivalent_shard
 from ddlsim.workload.parallel import ParallelConfig
 from ddlsim.workload.vision import architecture_params, gradient_bytes
 

@@ -6,8 +6,8 @@ from llm_fixtures import GIB, build, llama_like, mixtral_like
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.workload.feasibility import check_plan
-from ddlsim.workload.llm.layout import ParallelLayout
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.layout import ParallelLayout
 
 # ---- ParallelConfig on its own ---------------------------------------------------------------------
 

@@ -4,12 +4,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsim.core.errors import InfeasibleError
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape
 from ddlsim.workload.dlrm_partition import partition_dlrm
-from ddlsim.workload.megatron_partition import TransformerModel, partition
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model, partition_megatron2021
+from ddlsim.workload.transformer.stack import TransformerStack
 
 
 @settings(max_examples=150, deadline=None)
@@ -19,12 +19,12 @@ from ddlsim.workload.transformer_layer import LayerShape
        max_gpus=st.sampled_from([1, 8, 1024, 65536]), sp=st.booleans(), ckpt=st.booleans())
 def test_megatron_plans_fit_and_respect_limits(heads, head_dim, layers, seq, target, memory_gib, limit, max_gpus,
                                                sp, ckpt):
-    model = TransformerModel(TransformerStack(LayerShape(heads * head_dim, heads, seq), layers))
+    model = Megatron2021Model(TransformerStack(LayerShape(heads * head_dim, heads, seq), layers))
     parallel = ParallelConfig(max_gpus=max_gpus, param_limit_per_gpu=limit, sequence_parallel=sp,
                               activation_checkpointing=ckpt)
     memory = memory_gib * 2**30
     try:
-        plan = partition(model, parallel, memory, target)
+        plan = partition_megatron2021(model, parallel, memory, target)
     except InfeasibleError:
         return
     assert plan.memory_per_gpu_bytes <= memory

@@ -6,7 +6,7 @@ import pytest
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.workload import scaling_laws as sl
-from ddlsim.workload.architecture import stack_for_params, widen_heads
+from ddlsim.workload.transformer.stack import stack_for_params, widen_heads
 
 
 def test_eq_1_1_and_its_inverse():

@@ -3,7 +3,7 @@
 import pytest
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 S, B, H, A = 1024, 4, 2048, 16
 LAYER = LayerShape(H, A, S)

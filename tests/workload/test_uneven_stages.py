@@ -10,9 +10,9 @@ import pytest
 from llm_fixtures import GIB, build, llama_like
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.workload.llm.plan import partition_decoder
-from ddlsim.workload.llm.stages import describe, split_layers, stage_layers
 from ddlsim.workload.parallel import ParallelConfig
+from ddlsim.workload.transformer.plan import partition_decoder
+from ddlsim.workload.transformer.stages import describe, split_layers, stage_layers
 
 
 def megatron_layers(layers, pp, v, first=None, last=None, embedding=False, loss=False):

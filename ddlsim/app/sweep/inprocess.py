@@ -85,9 +85,3 @@ def run_sweep(overrides: Sequence[str], *, progress: Callable[[int, int, list[st
             progress(job + 1, len(points), point)
     return rows_to_frame(rows)
 
-
-def reproduce_main(experiments: str | Sequence[str], description: str, argv: Sequence[str] | None = None) -> int:
-    """Command line of the reproduction scripts (`ddlsim.app.sweep.reproduce.reproduce_main`)."""
-    from ddlsim.app.sweep.reproduce import reproduce_main as main
-
-    return main(experiments, description, argv)

@@ -51,9 +51,12 @@ class ScheduleRequest:
 
     @classmethod
     def single_group(cls, op: CollectiveOp | str, group_size: int, fabric: Fabric, *, root: int = 0,
-                     size_bytes: int = 1 << 20) -> ScheduleRequest:
+                     size_bytes: int = 1 << 20, placement: Placement | None = None) -> ScheduleRequest:
+        """One group of `group_size` ranks, placed by the fabric unless `placement` is given (a RAMP
+        under contention_aware needs `ddlsim.network.placing.place_ranks`'s)."""
         layout = GroupLayout(size=group_size)
-        return cls(CollectiveOp(op), group_size, root, size_bytes, fabric, layout, fabric.place(group_size))
+        placement = placement if placement is not None else fabric.place(group_size)
+        return cls(CollectiveOp(op), group_size, root, size_bytes, fabric, layout, placement)
 
 
 class CollectiveAlgorithm:

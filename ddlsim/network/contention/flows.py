@@ -38,6 +38,7 @@ from ddlsim.network.contention.flow_routes import PairRoutes, require_flow_route
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.schedule import ExplicitSchedule
 
 
@@ -67,7 +68,7 @@ class FlowJob:
         """Fabric node of every position of every group: shape (groups, group_size)."""
         n = self.schedule.group_size
         if isinstance(self.nodes, GroupLayout):
-            placement = self.placement if self.placement is not None else fabric.place(self.nodes.job_ranks)
+            placement = self.placement if self.placement is not None else place_ranks(fabric, self.nodes.job_ranks)
             return placement.node_of(job_ranks(self.nodes, np.arange(n)))
         nodes = np.atleast_2d(np.asarray(self.nodes, dtype=np.int64))
         if nodes.ndim != 2 or nodes.shape[1] != n:

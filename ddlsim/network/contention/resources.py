@@ -29,6 +29,7 @@ from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.bounds import domain_bytes, node_bytes
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement, job_ranks
+from ddlsim.network.placing import place_ranks
 
 Op = CollectiveOp
 _ROOTED = (Op.BROADCAST, Op.REDUCE, Op.GATHER, Op.SCATTER, Op.SEND_RECV)
@@ -117,7 +118,7 @@ class SharedResources:
         if n < 2 or size_bytes == 0 or op is Op.BARRIER:
             return Demand(np.zeros(0, dtype=np.int64), np.zeros(0))
         fabric = self.fabric
-        place = placement if placement is not None else fabric.place(layout.job_ranks)
+        place = placement if placement is not None else place_ranks(fabric, layout.job_ranks)
         nodes = place.node_of(job_ranks(layout, np.arange(n)))
         out, into = position_bytes(op, size_bytes, n, root, multicast=fabric.supports_multicast(),
                                    in_network=fabric.reduces_in_network())

@@ -24,6 +24,13 @@ from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
 from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
+from ddlsim.network.fabrics.torus_rings import (
+    interval_max,
+    interval_parts,
+    ring_interval_loads,
+    short_way,
+    usable_links,
+)
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -50,25 +57,6 @@ def near_square_dims(num_nodes: int) -> tuple[int, int]:
     while num_nodes % x:
         x -= 1
     return x, num_nodes // x
-
-
-def _ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: np.ndarray,
-                         num_lines: int, ring: int) -> np.ndarray:
-    """Loads on the links of `num_lines` rings of `ring` links: each flow covers `length` links
-    from `start` onwards (cyclically) on ring `line`. Returns shape (num_lines, ring)."""
-    used = np.flatnonzero(np.bincount(line, minlength=num_lines))
-    if 2 * used.size <= num_lines:  # few lines carry flows (a tree's upper levels): sum over those only
-        compact = np.zeros(num_lines, dtype=np.int64)
-        compact[used] = np.arange(used.size)
-        loads = np.zeros((num_lines, ring))
-        loads[used] = _ring_interval_loads(compact[line], start, length, weight, used.size, ring)
-        return loads
-    width = 2 * ring + 1
-    index = np.concatenate([line * width + start, line * width + start + length])
-    values = np.concatenate([weight, -weight])
-    diff = np.bincount(index, weights=values, minlength=num_lines * width).reshape(num_lines, width)
-    covered = np.cumsum(diff, axis=1)[:, :2 * ring]
-    return covered[:, :ring] + covered[:, ring:]
 
 
 @FABRICS.register("torus2d", TorusConfig)
@@ -131,7 +119,7 @@ class Torus2D(Fabric):
     def node_egress_bps(self) -> float:
         """The links a node's flows can use: two per dimension of 3 or more nodes, one (+) for a
         dimension of 2 (the shorter way to the one neighbour is always +), none for a dimension of 1."""
-        return sum(_usable_links(size) for size in self.dims) * self.link_bandwidth_bps
+        return sum(usable_links(size) for size in self.dims) * self.link_bandwidth_bps
 
     def bisection_bps(self) -> float | None:
         """The lower half of the node ids is the lower half of the rows (y) when Y is even, or of
@@ -140,7 +128,7 @@ class Torus2D(Fabric):
         ring, lines = (height, width) if height > 1 else (width, 1)
         if ring % 2:
             return None
-        return lines * _usable_links(ring) * self.link_bandwidth_bps
+        return lines * usable_links(ring) * self.link_bandwidth_bps
 
     def min_latency_s(self) -> float:
         hops = [propagation for size, propagation in zip(self.dims, self.propagation_s) if size > 1]
@@ -151,7 +139,7 @@ class Torus2D(Fabric):
         width, height = self.dims
         if height < 2 or width < 2:
             return ()
-        out = width * _usable_links(height) * self.link_bandwidth_bps
+        out = width * usable_links(height) * self.link_bandwidth_bps
         return (DomainCut(width, out, out),)
 
     @cached_property
@@ -165,8 +153,8 @@ class Torus2D(Fabric):
         width, height = self.dims
         x1, y1 = src_nodes % width, src_nodes // width
         x2, y2 = dst_nodes % width, dst_nodes // width
-        forward_x, hops_x = _short_way(x2 - x1, width)
-        forward_y, hops_y = _short_way(y2 - y1, height)
+        forward_x, hops_x = short_way(x2 - x1, width)
+        forward_y, hops_y = short_way(y2 - y1, height)
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         most_x = int(hops_x.max()) if hops_x.size else 0
@@ -190,35 +178,11 @@ class Torus2D(Fabric):
             hops.append(np.where(hops_y > j, np.where(forward_y, 2 * n, 3 * n) + node, -1))
         return tuple(hops)
 
-    def _interval_parts(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights):
-        """Loads of the +x, -x, +y and -y links (None where no flow goes that way): rows of the
-        x parts are rows of the torus, rows of the y parts its columns."""
-        width, height = self.dims
-        for forward in (True, False):
-            rows = (forward_x == forward) & (hops_x > 0)
-            if not rows.any():
-                yield None
-                continue
-            start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
-            yield _ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width)
-        for forward in (True, False):
-            rows = (forward_y == forward) & (hops_y > 0)
-            if not rows.any():
-                yield None
-                continue
-            start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
-            yield _ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
-
     def _interval_loads(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> np.ndarray:
-        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+        parts = interval_parts(self.dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
         flat = [np.zeros(self.num_nodes) if part is None else part.T.ravel() if index >= 2 else part.ravel()
                 for index, part in enumerate(parts)]
         return np.concatenate(flat)
-
-    def interval_max(self, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> float:
-        """The largest of `_interval_loads` (the same values), without assembling them."""
-        parts = self._interval_parts(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
-        return max(0.0 if part is None else float(part.max()) for part in parts)
 
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """Link loads by interval sums along rows and columns (the generic path handles classes)."""
@@ -234,11 +198,11 @@ class Torus2D(Fabric):
             return PatternCost.zero()
         width = self.dims[0]
         x1, y1, x2, y2 = src % width, src // width, dst % width, dst // width
-        forward_x, hops_x = _short_way(x2 - x1, width)
-        forward_y, hops_y = _short_way(y2 - y1, self.dims[1])
+        forward_x, hops_x = short_way(x2 - x1, width)
+        forward_y, hops_y = short_way(y2 - y1, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
-        most = self.interval_max(x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
+        most = interval_max(self.dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), most * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
@@ -254,8 +218,8 @@ class Torus2D(Fabric):
             return None
         src, dst, weight, classes = expand_listed(pattern, layout, placement)
         width = self.dims[0]
-        _, hops_x = _short_way(dst % width - src % width, width)
-        _, hops_y = _short_way(dst // width - src // width, self.dims[1])
+        _, hops_x = short_way(dst % width - src % width, width)
+        _, hops_y = short_way(dst // width - src // width, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
         class_latency = np.zeros(pattern.num_classes)
@@ -289,14 +253,14 @@ class Torus2D(Fabric):
         legs = []
         for positions, moved, ring in ((row, row ^ (mask % width), width), (column, column ^ (mask // width),
                                                                              self.dims[1])):
-            forward, hops = _short_way(moved - positions, ring)
+            forward, hops = short_way(moved - positions, ring)
             most = int(hops.max())
             load = 0.0
             for way in (True, False):
                 used = (forward == way) & (hops > 0)
                 if used.any():
                     start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
-                    loads = _ring_interval_loads(np.zeros(int(used.sum()), dtype=np.int64), start, hops[used],
+                    loads = ring_interval_loads(np.zeros(int(used.sum()), dtype=np.int64), start, hops[used],
                                                  np.full(int(used.sum()), weight), 1, ring)
                     load = max(load, float(loads.max()))
             legs.append((most, load))
@@ -312,14 +276,3 @@ class Torus2D(Fabric):
                                   f"flow by flow (limit {MAX_MESH_FLOWS}); use a ring, torus2d or Bruck schedule")
         return None
 
-
-def _usable_links(size: int) -> int:
-    """Links per node (or ring cuts) a ring of `size` nodes uses under shortest routing."""
-    return 0 if size < 2 else 1 if size == 2 else 2
-
-
-def _short_way(delta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Direction (True = increasing) and hop count of the shorter way round a ring of `size`."""
-    ahead = delta % size
-    forward = ahead <= size // 2
-    return forward, np.where(forward, ahead, size - ahead)

@@ -19,39 +19,45 @@ flow combines the longest x and y legs of each column kind (the latency grows wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import expand_listed
+from ddlsim.network.fabrics.torus_rings import interval_max, ring_interval_loads, short_way
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost
 
-if TYPE_CHECKING:
-    from ddlsim.network.fabrics.torus import Torus2D
+
+class TorusShape(Protocol):
+    """What these closed forms read of a torus (`ddlsim.network.fabrics.torus.Torus2D`)."""
+
+    dims: tuple[int, int]
+    link_bandwidth_bps: float
+    propagation_s: tuple[float, float]
+    router_latency_s: float
+    io_latency_s: float
 
 
 def _leg_load(positions: np.ndarray, moved: np.ndarray, ring: int, weight: float) -> tuple[int, float]:
     """(most hops, busiest link load) of flows positions -> moved along one ring of `ring` links."""
-    from ddlsim.network.fabrics.torus import _ring_interval_loads, _short_way
-
-    forward, hops = _short_way(moved - positions, ring)
+    forward, hops = short_way(moved - positions, ring)
     load = 0.0
     for way in (True, False):
         used = (forward == way) & (hops > 0)
         if used.any():
             count = int(used.sum())
             start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
-            loads = _ring_interval_loads(np.zeros(count, dtype=np.int64), start, hops[used],
+            loads = ring_interval_loads(np.zeros(count, dtype=np.int64), start, hops[used],
                                          np.full(count, weight), 1, ring)
             load = max(load, float(loads.max()))
     return (int(hops.max()) if hops.size else 0), load
 
 
-def shift_cost(torus: Torus2D, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
+def shift_cost(torus: TorusShape, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost | None:
     """Closed form of a full shift or a shift along one dimension (module docstring) on one group
     of whole rows, or None."""
     structure = getattr(pattern, "structure", None)
@@ -82,12 +88,12 @@ def shift_cost(torus: Torus2D, pattern: Pattern, layout: GroupLayout, placement:
     return PatternCost(latency, load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)
 
 
-def _latency_s(torus: Torus2D, hops_x: int, hops_y: int) -> float:
+def _latency_s(torus: TorusShape, hops_x: int, hops_y: int) -> float:
     return float(torus.io_latency_s + hops_x * torus.propagation_s[0] + hops_y * torus.propagation_s[1]
                  + torus.router_latency_s * max(hops_x + hops_y - 1, 0))
 
 
-def _dim_shift_cost(torus: Torus2D, weight: float, rows: int, stride: int, size: int, offset: int
+def _dim_shift_cost(torus: TorusShape, weight: float, rows: int, stride: int, size: int, offset: int
                     ) -> PatternCost | None:
     """A shift by `offset` among the members `stride` apart in lines of `size` (positions
     p = low + stride (c + size high)) on `rows` whole rows: inside every row when the lines fit
@@ -108,12 +114,10 @@ def _dim_shift_cost(torus: Torus2D, weight: float, rows: int, stride: int, size:
     return None
 
 
-def window_prices(torus: Torus2D, pattern: Pattern, windows: np.ndarray, layout: GroupLayout,
+def window_prices(torus: TorusShape, pattern: Pattern, windows: np.ndarray, layout: GroupLayout,
                   placement: Placement) -> tuple[np.ndarray, np.ndarray] | None:
     """Latency and seconds per weight-byte of each window [first, last] of classes (module
     docstring), or None for weights that are not whole numbers."""
-    from ddlsim.network.fabrics.torus import _short_way
-
     src, dst, weight, classes = expand_listed(pattern, layout, placement)
     if classes is None or not np.all(weight == np.floor(weight)) or float(np.sum(weight)) >= 2.0 ** 52:
         return None
@@ -121,8 +125,8 @@ def window_prices(torus: Torus2D, pattern: Pattern, windows: np.ndarray, layout:
     order = np.argsort(classes, kind="stable")
     src, dst, weight, classes = src[order], dst[order], weight[order], classes[order]
     x1, y1, x2, y2 = src % width, src // width, dst % width, dst // width
-    forward_x, hops_x = _short_way(x2 - x1, width)
-    forward_y, hops_y = _short_way(y2 - y1, height)
+    forward_x, hops_x = short_way(x2 - x1, width)
+    forward_y, hops_y = short_way(y2 - y1, height)
     flow_latency = (torus.io_latency_s + hops_x * torus.propagation_s[0] + hops_y * torus.propagation_s[1]
                     + torus.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
     bounds = np.searchsorted(classes, np.arange(pattern.num_classes + 1))
@@ -130,7 +134,7 @@ def window_prices(torus: Torus2D, pattern: Pattern, windows: np.ndarray, layout:
     for index, (first, last) in enumerate(windows):
         rows = slice(int(bounds[first]), int(bounds[last + 1]))
         if rows.stop > rows.start:
-            most = torus.interval_max(x1[rows], y1[rows], x2[rows], forward_x[rows], hops_x[rows],
+            most = interval_max(torus.dims, x1[rows], y1[rows], x2[rows], forward_x[rows], hops_x[rows],
                                       forward_y[rows], hops_y[rows], weight[rows])
             latency[index] = float(flow_latency[rows].max())
             s_per_unit[index] = most * units.BITS_PER_BYTE / torus.link_bandwidth_bps

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.core import units
-from ddlsim.network.fabrics.fat_tree import LeafSpineConfig
+from ddlsim.network.fabrics.fat_tree.fabric import LeafSpineConfig
 from ddlsim.network.fabrics.opsquare.params import OpsquareParams
 from ddlsim.network.packet.leafspine_model import LeafSpinePacketParams
 

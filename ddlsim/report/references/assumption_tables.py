@@ -2,9 +2,10 @@
 
 For every seed, `SEEDS` names an experiment, the headline quantities computed from its rows, the
 paper's values, and the switches of its ``assumptions=<seed>_paper`` option as overrides that put
-one switch back to ddlsim's faithful setting (the what-if rows). `write_markdown` runs them all
-(``python scripts/reproduction_assumptions.py``) and writes the tables; nothing is typed in by hand
-but the paper's values (quoted from the seeds' text) and the prose around the tables.
+one switch back to ddlsim's faithful setting (the what-if rows). `seed_tables` formats the rows of
+those sweeps; ``python scripts/reproduction_assumptions.py`` runs them and writes the tables.
+Nothing is typed in by hand but the paper's values (quoted from the seeds' text) and the prose
+around the tables.
 """
 
 from __future__ import annotations
@@ -140,14 +141,10 @@ SEEDS: tuple[Seed, ...] = (
 )
 
 
-def run_rows(overrides: Sequence[str]) -> pd.DataFrame:
-    from ddlsim.app.sweep.inprocess import run_sweep
-
-    return run_sweep(list(overrides))
-
-
-def seed_tables(seed: Seed, run: Callable[[Sequence[str]], pd.DataFrame] = run_rows) -> list[str]:
-    """The markdown lines of one seed: three-column table, then the one-at-a-time what-ifs."""
+def seed_tables(seed: Seed, run: Callable[[Sequence[str]], pd.DataFrame]) -> list[str]:
+    """The markdown lines of one seed: three-column table, then the one-at-a-time what-ifs.
+    `run(overrides)` gives a sweep's rows (``python scripts/reproduction_assumptions.py`` passes
+    `ddlsim.app.sweep.inprocess.run_sweep`)."""
     paper_rows = seed.headline(run([*seed.experiment, f"assumptions={seed.assumptions}"]))
     faithful = seed.headline(run(seed.experiment))
     lines = [f"## {seed.title}", "", f"`{' '.join(seed.experiment)}`, with and without "

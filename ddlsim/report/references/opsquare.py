@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference, load_papers
-from ddlsim.report.reference import Comparison, register_reference
+from ddlsim.report.reference import Comparison, define_reference
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,7 +185,7 @@ def check_claims(rows: Iterable[Mapping[str, object]] | pd.DataFrame,
 AGREES = {True: "yes", False: "NO", None: "n/a"}
 
 
-@register_reference("opsquare_fig2_3", expects={"network": (), "load": (), "locality": (), "latency_mean_s": ()},
+@define_reference("opsquare_fig2_3", expects={"network": (), "load": (), "locality": (), "latency_mean_s": ()},
                     figures=lambda frame, directory: figures(frame, directory))
 def opsquare_fig2_3(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     return [Comparison(check.claim, check.paper, f"{check.measured} (agrees: {AGREES[check.agrees]})", check.source,

@@ -17,10 +17,10 @@ from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     STEPS_ROWS,
     Comparison,
+    define_reference,
     has_role,
     holds,
     ours_only,
-    register_reference,
     role_mask,
     span,
     stated,
@@ -69,7 +69,7 @@ def fig15_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       legend_title="strategy", title="RAMP Fig. 15 reproduced (ddlsim)")
 
 
-@register_reference("ramp_fig15", expects=STEPS_ROWS, figures=fig15_figures, tables=fig15_tables)
+@define_reference("ramp_fig15", expects=STEPS_ROWS, figures=fig15_figures, tables=fig15_tables)
 def ramp_fig15(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     table = labelled(frame)
     ramp = table[role_mask(table, paper.systems("ramp"))].set_index("num_ranks")["num_steps"]
@@ -143,7 +143,7 @@ def fig18_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                              title="RAMP Fig. 18 reproduced (ddlsim): RAMP speed-up, 1 GB, 65,536 nodes")
 
 
-@register_reference("ramp_fig18", expects=COLLECTIVE_ROWS, figures=fig18_figures, tables=fig18_tables)
+@define_reference("ramp_fig18", expects=COLLECTIVE_ROWS, figures=fig18_figures, tables=fig18_tables)
 def ramp_fig18(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     ratio = speedups(best_times(frame), paper)
     if ratio.empty or len(ratio.columns) < 3:
@@ -187,7 +187,7 @@ def fig19_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       title="RAMP Fig. 19 reproduced (ddlsim): bandwidth-matched baselines, 1 GB, 65,536 nodes")
 
 
-@register_reference("ramp_fig19", expects={**COLLECTIVE_ROWS, "node_bandwidth_bps": ()},
+@define_reference("ramp_fig19", expects={**COLLECTIVE_ROWS, "node_bandwidth_bps": ()},
                     figures=fig19_figures, tables=fig19_tables)
 def ramp_fig19(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     from ddlsim.report.style import series_name
@@ -259,7 +259,7 @@ def fig21_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       title="RAMP Fig. 21, electrical half: SuperPod fat-tree, 2.4 Tbps per GPU (1:1)")
 
 
-@register_reference("ramp_fig21", expects=COLLECTIVE_ROWS, figures=fig21_figures, tables=fig21_tables)
+@define_reference("ramp_fig21", expects=COLLECTIVE_ROWS, figures=fig21_figures, tables=fig21_tables)
 def ramp_fig21(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """RAMP 8.4's statements about the electrical curves (the paper prints no electrical values)."""
     from ddlsim.core import units

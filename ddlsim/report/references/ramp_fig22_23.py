@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference
-from ddlsim.report.reference import COLLECTIVE_ROWS, Comparison, holds, ours_only, register_reference, span, stated
+from ddlsim.report.reference import COLLECTIVE_ROWS, Comparison, define_reference, holds, ours_only, span, stated
 from ddlsim.report.references.ramp_collectives import labelled, strategy
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def fig22_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       title="RAMP Fig. 22: H2T/H2H of an all-reduce, SuperPod rings and RAMP-x at 2.4 Tbps")
 
 
-@register_reference("ramp_fig22", expects=COLLECTIVE_ROWS, figures=fig22_figures, tables=fig22_tables)
+@define_reference("ramp_fig22", expects=COLLECTIVE_ROWS, figures=fig22_figures, tables=fig22_tables)
 def ramp_fig22(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """RAMP 8.4.1's statements about Fig. 22."""
     from ddlsim.core import units
@@ -119,7 +119,7 @@ def fig23_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       title="RAMP Fig. 23: compute to sum a reduce-scatter's message, one source vs x sources")
 
 
-@register_reference("ramp_fig23", expects=COLLECTIVE_ROWS, figures=fig23_figures, tables=fig23_tables)
+@define_reference("ramp_fig23", expects=COLLECTIVE_ROWS, figures=fig23_figures, tables=fig23_tables)
 def ramp_fig23(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """RAMP 8.4.2's speed-up of x-to-1 over 2-to-1 reductions."""
     table = _fig23(frame)

@@ -12,12 +12,16 @@ import statistics
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference, load_papers
-from ddlsim.report.reference import Comparison, register_reference
+from ddlsim.report.reference import Comparison, define_reference
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SOURCES = {"table9": "ramp_table9", "table10": "ramp_table10"}
+TITLES = {"table9_loss": "Table 9 from the target loss alone",  # the tables `task=ramp_tables` builds
+          "table9_architecture": "Table 9 from the paper's architecture",
+          "table10_fill": "Table 10, local batch filling memory",
+          "table10_paper_batch": "Table 10, the paper's batch per GPU"}
 
 
 def short(value: float) -> str:
@@ -31,15 +35,11 @@ def short(value: float) -> str:
 
 
 def _tables(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    from ddlsim.tasks.ramp_tables import TITLES
-
     return [(table, frame[frame["table"] == table]) for table in TITLES if (frame["table"] == table).any()]
 
 
 def render_tables(frame: pd.DataFrame) -> str:
     """Each rebuilt table as ``ours / paper`` cells, then its per-column agreement."""
-    from ddlsim.tasks.ramp_tables import TITLES
-
     parts = []
     for table, part in _tables(frame):
         columns = list(dict.fromkeys(part["column"]))
@@ -70,11 +70,9 @@ def agreement(part: pd.DataFrame) -> list[tuple[str, str]]:
     return lines
 
 
-@register_reference("ramp_tables_9_10", expects={"table": (), "column": (), "ours": (), "paper": ()},
+@define_reference("ramp_tables_9_10", expects={"table": (), "column": (), "ours": (), "paper": ()},
                     tables=render_tables)
 def ramp_tables_9_10(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
-    from ddlsim.tasks.ramp_tables import TITLES
-
     papers = load_papers()
     rows = []
     for table, part in _tables(frame):
@@ -103,7 +101,7 @@ def render_cost_tables(frame: pd.DataFrame) -> str:
     return "\n\n".join(parts)
 
 
-@register_reference("ramp_tables_3_4", expects={"table": ("table3", "table4"), "system": ()}, tables=render_cost_tables)
+@define_reference("ramp_tables_3_4", expects={"table": ("table3", "table4"), "system": ()}, tables=render_cost_tables)
 def ramp_tables_3_4(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     import math
 

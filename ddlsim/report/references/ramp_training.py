@@ -14,8 +14,8 @@ from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     TRAINING_ROWS,
     Comparison,
+    define_reference,
     ours_only,
-    register_reference,
     role_mask,
     span,
     stated,
@@ -35,7 +35,7 @@ def _training_parts(frame: pd.DataFrame, x: str = "auto") -> tuple[pd.DataFrame,
     return table, speedup_table(table, time_column, baseline), time_column
 
 
-@register_reference("ramp_fig16", expects={**TRAINING_ROWS, "shape_source": ()}, aliases=("ramp_megatron",))
+@define_reference("ramp_fig16", expects={**TRAINING_ROWS, "shape_source": ()}, aliases=("ramp_megatron",))
 def ramp_fig16(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     table, speedups, _ = _training_parts(frame)
     if table.empty:
@@ -62,7 +62,7 @@ def ramp_fig16(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     ]
 
 
-@register_reference("ramp_fig17", expects={**TRAINING_ROWS, "num_tables": ()}, aliases=("ramp_dlrm",))
+@define_reference("ramp_fig17", expects={**TRAINING_ROWS, "num_tables": ()}, aliases=("ramp_dlrm",))
 def ramp_fig17(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     table, speedups, _ = _training_parts(frame)
     if table.empty:
@@ -89,7 +89,7 @@ def _best_collectives(frame: pd.DataFrame) -> pd.DataFrame:
     return table[table["num_ranks"] == table.groupby("series")["num_ranks"].transform("max")]
 
 
-@register_reference("ramp_fig18_20", expects=COLLECTIVE_ROWS, aliases=("ramp_collectives",))
+@define_reference("ramp_fig18_20", expects=COLLECTIVE_ROWS, aliases=("ramp_collectives",))
 def ramp_fig18_20(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     import pandas as pd
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference
-from ddlsim.report.reference import Comparison, has_role, ours_only, register_reference, stated
+from ddlsim.report.reference import Comparison, define_reference, has_role, ours_only, stated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +32,7 @@ def _hybrid_jct(frame: pd.DataFrame, paper: PaperReference) -> pd.DataFrame:
     return table.pivot_table(index=["num_ranks", "cu_bandwidth_bps"], columns="system", values="time_s")
 
 
-@register_reference("sipac_fig13", expects={"cu_bandwidth_bps": (), "num_ranks": (), "time_s": ()},
+@define_reference("sipac_fig13", expects={"cu_bandwidth_bps": (), "num_ranks": (), "time_s": ()},
                     aliases=("sipac_hybrid",))
 def sipac_fig13(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     """SiPAC VI-B.2 states its Fig. 13 in words; each statement is checked against our numbers."""
@@ -108,7 +108,7 @@ def fig7_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                       title="SiPAC Fig. 7 reproduced (Table II, alpha = 1 us, 512 Gb/s)")
 
 
-@register_reference("sipac_fig7", expects={"size_bytes": (), "time_s": (), "sipco_radix": ()},
+@define_reference("sipac_fig7", expects={"size_bytes": (), "time_s": (), "sipco_radix": ()},
                     figures=fig7_figures, tables=fig7_tables)
 def sipac_fig7(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     by_cus, _ = _fig7_slices(frame)
@@ -156,7 +156,7 @@ def fig10_11_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                              title="SiPAC Fig. 11 reproduced: 512 CUs at 1 MB")
 
 
-@register_reference("sipac_fig10_11", expects={"pattern": (), "size_meaning": (), "time_s": ()},
+@define_reference("sipac_fig10_11", expects={"pattern": (), "size_meaning": (), "time_s": ()},
                     figures=fig10_11_figures, tables=fig10_11_tables)
 def sipac_fig10_11(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     roles = ("sipac", "superpod", "torus", "bcube")

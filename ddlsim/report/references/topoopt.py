@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference
-from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, register_reference, span, stated
+from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, define_reference, span, stated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +50,7 @@ def _topology_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 # -- Fig. 10 -------------------------------------------------------------------------------------
 
-@register_reference("topoopt_fig10", expects={"capex_usd": (), "link_bandwidth_bps": ()},
+@define_reference("topoopt_fig10", expects={"capex_usd": (), "link_bandwidth_bps": ()},
                     figures=lambda frame, directory: fig10_figures(frame, directory),
                     tables=lambda frame: fig10_table(frame))
 def topoopt_fig10(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -82,7 +82,7 @@ def fig10_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 
 # -- Fig. 11 -------------------------------------------------------------------------------------
 
-@register_reference("topoopt_fig11", expects=TOPOOPT_ROWS,
+@define_reference("topoopt_fig11", expects=TOPOOPT_ROWS,
                     figures=lambda frame, directory: fig11_figures(frame, directory),
                     tables=lambda frame: fig11_table(frame), summary=False)
 def topoopt_fig11(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -116,7 +116,7 @@ def fig11_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 
 # -- Figs. 12-14 ---------------------------------------------------------------------------------
 
-@register_reference("topoopt_fig12_14", expects=TOPOOPT_ROWS,
+@define_reference("topoopt_fig12_14", expects=TOPOOPT_ROWS,
                     figures=lambda frame, directory: fig12_14_figures(frame, directory),
                     tables=lambda frame: fig12_14_table(frame), summary=False)
 def topoopt_fig12_14(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -170,7 +170,7 @@ def fig12_14_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 
 # -- Fig. 17 -------------------------------------------------------------------------------------
 
-@register_reference("topoopt_fig17", expects={**TOPOOPT_ROWS, "swept_reconfiguration_s": ()},
+@define_reference("topoopt_fig17", expects={**TOPOOPT_ROWS, "swept_reconfiguration_s": ()},
                     figures=lambda frame, directory: fig17_figures(frame, directory),
                     tables=lambda frame: fig17_table(frame), summary=False)
 def topoopt_fig17(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddlsim.core.papers import PaperReference
-from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, ours_only, register_reference, span, stated
+from ddlsim.report.reference import TOPOOPT_ROWS, Comparison, define_reference, ours_only, span, stated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +33,7 @@ def _spread(frame: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(link_spread=1 - rows["mp_min_link_bytes"] / rows["mp_max_link_bytes"])
 
 
-@register_reference("topoopt_fig15", expects={"mp_max_link_bytes": (), "mp_min_link_bytes": (), "degree": ()},
+@define_reference("topoopt_fig15", expects={"mp_max_link_bytes": (), "mp_min_link_bytes": (), "degree": ()},
                     figures=lambda frame, directory: fig15_figures(frame, directory),
                     tables=lambda frame: fig15_table(frame), summary=False)
 def topoopt_fig15(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -63,7 +63,7 @@ def fig15_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
 
 # -- Fig. 27 -------------------------------------------------------------------------------------
 
-@register_reference("topoopt_fig27", expects=TOPOOPT_ROWS,
+@define_reference("topoopt_fig27", expects=TOPOOPT_ROWS,
                     figures=lambda frame, directory: fig27_figures(frame, directory),
                     tables=lambda frame: fig27_table(frame), summary=False)
 def topoopt_fig27(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -101,7 +101,7 @@ def _gain(frame: pd.DataFrame) -> pd.Series:
     return table[table.columns.min()] / table[table.columns.max()]
 
 
-@register_reference("topoopt_fig28", expects=TOPOOPT_ROWS,
+@define_reference("topoopt_fig28", expects=TOPOOPT_ROWS,
                     figures=lambda frame, directory: fig28_figures(frame, directory),
                     tables=lambda frame: fig28_table(frame), summary=False)
 def topoopt_fig28(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ddlsim.core.papers import PaperReference
-from ddlsim.report.reference import Comparison, ours_only, register_reference, span, stated
+from ddlsim.report.reference import Comparison, define_reference, ours_only, span, stated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +43,7 @@ def _ratios(points: pd.DataFrame, column: str, over: str, base: str) -> pd.Serie
     return (table[over] / table[base]).dropna()
 
 
-@register_reference("topoopt_fig16", expects=JOBS_ROWS,
+@define_reference("topoopt_fig16", expects=JOBS_ROWS,
                     figures=lambda frame, directory: fig16_figures(frame, directory),
                     tables=lambda frame: fig16_table(frame), summary=False)
 def topoopt_fig16(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:

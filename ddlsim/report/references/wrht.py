@@ -17,9 +17,9 @@ from ddlsim.report.reference import (
     COLLECTIVE_ROWS,
     STEPS_ROWS,
     Comparison,
+    define_reference,
     has_role,
     ours_only,
-    register_reference,
     stated,
 )
 from ddlsim.report.references.ramp_collectives import labelled
@@ -93,7 +93,7 @@ def _steps_side_by_side(frame: pd.DataFrame, paper: PaperReference) -> list[tupl
     return rows
 
 
-@register_reference("wrht_table1", expects=STEPS_ROWS, tables=table1_tables, figures=table1_figures)
+@define_reference("wrht_table1", expects=STEPS_ROWS, tables=table1_tables, figures=table1_figures)
 def wrht_table1(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     return [stated(paper.value(key), str(row.num_steps)) if key in paper.values
             else ours_only(f"{role}: {row.algorithm} steps, {row.num_ranks} nodes", str(row.num_steps))
@@ -121,7 +121,7 @@ def fig4_figures(frame: pd.DataFrame, directory: Path) -> list[Path]:
                      title="WRHT Fig. 4 reproduced: 1024 nodes, w = 64")
 
 
-@register_reference("wrht_fig4", expects=COLLECTIVE_ROWS, figures=fig4_figures)
+@define_reference("wrht_fig4", expects=COLLECTIVE_ROWS, figures=fig4_figures)
 def wrht_fig4(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     import pandas as pd
 
@@ -188,14 +188,14 @@ def _tables_5_6(frame: pd.DataFrame) -> str:
     return "All-reduce time (ms):\n" + time_ms.round(2).to_string()
 
 
-@register_reference("wrht_fig5", expects=COLLECTIVE_ROWS,
+@define_reference("wrht_fig5", expects=COLLECTIVE_ROWS,
                     figures=lambda frame, directory: _figure_5_6(frame, directory, "wrht_fig5"),
                     tables=_tables_5_6)
 def wrht_fig5(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     return _compare_5_6(frame, paper)
 
 
-@register_reference("wrht_fig6", expects=COLLECTIVE_ROWS,
+@define_reference("wrht_fig6", expects=COLLECTIVE_ROWS,
                     figures=lambda frame, directory: _figure_5_6(frame, directory, "wrht_fig6"),
                     tables=_tables_5_6)
 def wrht_fig6(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
@@ -240,7 +240,7 @@ def fig7_tables(frame: pd.DataFrame) -> str:
     return "All-reduce time (ms):\n" + time_ms.round(2).to_string()
 
 
-@register_reference("wrht_fig7", expects=COLLECTIVE_ROWS, figures=fig7_figures, tables=fig7_tables)
+@define_reference("wrht_fig7", expects=COLLECTIVE_ROWS, figures=fig7_figures, tables=fig7_tables)
 def wrht_fig7(frame: pd.DataFrame, paper: PaperReference) -> list[Comparison]:
     table = _fig7(frame, paper)
     rows = []

@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.shard_signatures import IMAGE_SIZE, NUM_CLASSES, mlp_dims
 from ddlsim.workload.vision import ARCHITECTURES, build_image_model
 

@@ -29,10 +29,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.types import Precision
 from ddlsim.core.work import ShardSignature
 from ddlsim.workload.dlrm_arch import DlrmShard
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.torchrec_names import DataType, EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor
 
 LEARNING_RATE = 0.01

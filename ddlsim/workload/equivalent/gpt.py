@@ -19,9 +19,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.equivalent.megatron_layer import DROPOUT_P, build_megatron_layer
 
 

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.shard_signatures import lm_head_shape, local_vocab
 
 

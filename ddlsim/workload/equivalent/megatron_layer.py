@@ -19,9 +19,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
 
 DROPOUT_P = 0.1
 

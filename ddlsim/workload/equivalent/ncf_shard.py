@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ddlsim.compute.equivalent_registry import EquivalentShard, register_equivalent
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.equivalent import EquivalentShard, register_equivalent
 from ddlsim.workload.equivalent.dlrm_shard import (
     embedding_bags,
     exchanged,

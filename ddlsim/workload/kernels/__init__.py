@@ -11,22 +11,18 @@ same way it prices the kernels a capture records.
 - `fused.py` (with `parts.py`, `attention.py`, `mla.py`, `moe.py`): a decoder layer as
   today's stacks run it: flash attention, memory-bound runs fused between GEMMs, grouped-GEMM
   experts; `heads.py`: its embedding and output layer;
-- `listers.py`: which kind gets which list; `spec.py`: what the signature says.
+- `listers.py`: which kind gets which list, registered into compute's kernel registry
+  (`ddlsim.compute.kernel_registry`), which imports it when a kind `ddlsim.core.catalog` lists
+  for it is first asked for; `spec.py`: what the signature says.
 
-`kernels_for(signature, phase)` is the API; `register_kernels(kind, ...)` adds a kind.
+`kernels_for(signature, phase)` is the API; `register_kernels(kind, ...)` adds a kind. Both are
+compute's, re-exported here.
 """
 
 from __future__ import annotations
 
-from ddlsim.workload.kernels import listers as _listers  # noqa: F401  (registers the built-in kinds)
-from ddlsim.workload.kernels.registry import (
-    has_kernels,
-    kernel_work,
-    kernels_for,
-    register_kernels,
-    shape_value,
-    total_bytes,
-    total_flop,
-)
+from ddlsim.core.lazy import lazy_exports
 
-__all__ = ["has_kernels", "kernel_work", "kernels_for", "register_kernels", "shape_value", "total_bytes", "total_flop"]
+_NAMES = ("has_kernels", "kernel_work", "kernels_for", "register_kernels", "shape_value", "total_bytes", "total_flop")
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(_NAMES, "ddlsim.compute.kernel_registry"))
+__all__ = list(_NAMES)

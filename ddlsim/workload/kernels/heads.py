@@ -21,7 +21,7 @@ from ddlsim.core.types import Phase
 from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.parts import STAT_BYTES
 from ddlsim.workload.kernels.primitives import A, gemm, memory
-from ddlsim.workload.transformer_layer import MASK_BYTES
+from ddlsim.workload.transformer.layer import MASK_BYTES
 
 EMBEDDING, LOSS, NORM = KernelClass.EMBEDDING, KernelClass.LOSS, KernelClass.NORM
 INDEX_BYTES = 8  # int64 token ids

@@ -1,7 +1,7 @@
 """Which kernel list each model kind's signatures get (`registry.register_kernels`).
 
 Layers (``gpt_layer`` and ``megatron_layer``: dense, standard attention; ``dense_layer``,
-``moe_layer``, ``mla_dense_layer``, ``mla_moe_layer`` from `ddlsim.workload.llm`): with flash
+``moe_layer``, ``mla_dense_layer``, ``mla_moe_layer`` from `ddlsim.workload.transformer`): with flash
 attention the fused layer of today's stacks (`fused.py`), else Megatron-LM's of 2021
 (`megatron.py`), whose materialised attention it was measured with; MoE and MLA layers are
 always the fused layer (with materialised attention where asked). ``attention_core`` and
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import math
 
+from ddlsim.compute.kernel_registry import register_kernels, shape_value
 from ddlsim.core.types import Phase
 from ddlsim.core.work import Kernel, ShardSignature
 from ddlsim.workload.kernels import fused, heads, megatron
-from ddlsim.workload.kernels.registry import register_kernels, shape_value
 from ddlsim.workload.kernels.spec import LayerSpec
 
 LAYER_KINDS = ("gpt_layer", "megatron_layer", "dense_layer", "moe_layer", "mla_dense_layer", "mla_moe_layer")

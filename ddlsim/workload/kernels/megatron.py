@@ -43,7 +43,7 @@ from ddlsim.core.types import Phase
 from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.primitives import A, collective_calls, gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
-from ddlsim.workload.transformer_layer import MASK_BYTES, LayerShape
+from ddlsim.workload.transformer.layer import MASK_BYTES, LayerShape
 
 NORM, ACTIVATION, LOSS = KernelClass.NORM, KernelClass.ACTIVATION, KernelClass.LOSS
 EMBEDDING, OPTIMIZER = KernelClass.EMBEDDING, KernelClass.OPTIMIZER

@@ -31,7 +31,7 @@ from ddlsim.core.work import Kernel
 from ddlsim.workload.kernels.parts import activation, grad_sums, linear_backward, projections, projections_backward
 from ddlsim.workload.kernels.primitives import A, gemm, grouped_gemm, memory
 from ddlsim.workload.kernels.spec import LayerSpec
-from ddlsim.workload.llm.shape import MoeShape
+from ddlsim.workload.transformer.shape import MoeShape
 
 WEIGHT_BYTES, INDEX_BYTES = 4, 8  # fp32 routing weights, int64 expert indices
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ddlsim.core.work import Kernel, KernelClass
 from ddlsim.workload.kernels.primitives import A, gemm, host_calls, memory
 from ddlsim.workload.kernels.spec import LayerSpec
-from ddlsim.workload.transformer_layer import MASK_BYTES
+from ddlsim.workload.transformer.layer import MASK_BYTES
 
 NORM, ACTIVATION = KernelClass.NORM, KernelClass.ACTIVATION
 STAT_BYTES = 4  # one fp32 statistic per token: RMSNorm's reciprocal RMS (LayerNorm keeps the mean too)

@@ -9,7 +9,7 @@ the kernel computes (`flash_flop`).
 from __future__ import annotations
 
 from ddlsim.core.work import Kernel, KernelClass
-from ddlsim.workload.transformer_layer import ACTIVATION_BYTES
+from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
 
 A = ACTIVATION_BYTES
 LSE_BYTES = 4  # flash attention's fp32 log-sum-exp, one per query row and head

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsim.core.work import ShardSignature
-from ddlsim.workload.llm.shape import FLASH, DecoderShape, MlaShape, MoeShape
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.shape import FLASH, DecoderShape, MlaShape, MoeShape
 
 MOE_KEYS = ("experts", "top_k", "expert_ffn", "shared_ffn", "shared_gate", "ep", "capacity_permille")
 

@@ -2,8 +2,8 @@
 interleaved), data, context, sequence parallelism, ZeRO, micro-batches and recompute (full by
 default: the setting of the measured A100 runs in ``../shared/validation/vtrain``).
 
-A GPT is the dense `ddlsim.workload.llm.shape.DecoderShape` with learned positions and tied
-embeddings; `ddlsim.workload.llm` partitions it (`plan.py`) and lists its tasks (`blocks.py`:
+A GPT is the dense `ddlsim.workload.transformer.shape.DecoderShape` with learned positions and tied
+embeddings; `ddlsim.workload.transformer` partitions it (`plan.py`) and lists its tasks (`blocks.py`:
 the blocks of ONE micro-batch on one pipeline stage or model chunk, then the per-iteration
 blocks, which the pipeline schedules of `ddlsim.training` lay out). With the defaults, per
 micro-batch: the TP all-gather of the activation received from the previous stage (Megatron's
@@ -12,7 +12,7 @@ scatter-gather: each rank sends 1/t of it), the vocab-parallel embedding and its
 backward), the output layer with the cross-entropy's three all-reduces (last stage), the
 stage-to-stage sends (b s h x 2 / t bytes); per iteration the data-parallel gradient
 all-reduce per stage, the tied-embedding all-reduce (first and last stage), the found-inf and
-gradient-norm all-reduces and Adam. Group layouts are those of one stage (`llm/layout.py`).
+gradient-norm all-reduces and Adam. Group layouts are those of one stage (`transformer/layout.py`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from ddlsim.core.registry import MODELS
 from ddlsim.core.types import Precision
 from ddlsim.core.work import TaskBlock, Workload
 from ddlsim.workload.feasibility import check_decoder_plan
-from ddlsim.workload.llm.blocks import KernelBytes, decoder_blocks
-from ddlsim.workload.llm.plan import DecoderPlan, partition_decoder
-from ddlsim.workload.llm.shape import DEFAULT_VOCAB_MULTIPLE, DecoderShape
-from ddlsim.workload.llm.workload import build_decoder_workload
-from ddlsim.workload.llm.workload import plan_fields as decoder_plan_fields
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.blocks import KernelBytes, decoder_blocks
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.plan import DecoderPlan, partition_decoder
+from ddlsim.workload.transformer.shape import DEFAULT_VOCAB_MULTIPLE, DecoderShape
+from ddlsim.workload.transformer.workload import build_decoder_workload
+from ddlsim.workload.transformer.workload import plan_fields as decoder_plan_fields
 
 GPT2_VOCAB = 50257
 
@@ -112,7 +112,7 @@ class GptModel:
 
 def gpt_blocks(plan: DecoderPlan, precision: Precision, grad_precision: Precision, parallel: ParallelConfig,
                scatter_gather: bool = True) -> tuple[TaskBlock, ...]:
-    """One micro-batch on one stage, then the per-iteration blocks (`ddlsim.workload.llm.blocks`)."""
+    """One micro-batch on one stage, then the per-iteration blocks (`ddlsim.workload.transformer.blocks`)."""
     del parallel  # the plan carries the recompute policy and sequence parallelism
     return decoder_blocks(plan, precision, grad_precision, scatter_gather)
 

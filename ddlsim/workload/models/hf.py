@@ -5,11 +5,12 @@
 ``bert-*``, ``gpt2*``, ``llama-2-*``, ``llama-3-*``) or is a path to a local directory or
 ``config.json``; nothing is downloaded. The config is read once, when the model is built.
 
-Decoders (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek-V2/V3, GPT-2; `llm/hf_config.py`)
+Decoders (Llama, Mistral, Qwen2, Mixtral, Qwen2-MoE, DeepSeek-V2/V3, GPT-2; `transformer/hf_config.py`)
 become a `DecoderShape` by arithmetic and are partitioned like `model=gpt` with every parallelism
 of `parallel` (TP, CP, DP, PP with virtual stages, EP, SP, ZeRO, recompute). BERT is built with
-transformers on the meta device, so its parameter count is exact, and is partitioned the
-Megatron way (TP x DP): word embeddings vocab-parallel, other non-layer parameters replicated.
+transformers on the meta device, so its parameter count is exact, and is built by the
+Megatron-2021 flavour of the same generator (TP x DP filling memory, `build_megatron2021_workload`):
+word embeddings vocab-parallel, other non-layer parameters replicated.
 """
 
 from __future__ import annotations
@@ -22,17 +23,16 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.feasibility import PlanCheck, check_decoder_plan
-from ddlsim.workload.llm.blocks import KernelBytes
-from ddlsim.workload.llm.hf_config import ENCODER_FAMILIES, decoder_shape, load_config, training_seq_len
-from ddlsim.workload.llm.shape import DecoderShape
-from ddlsim.workload.llm.workload import build_decoder_workload
-from ddlsim.workload.megatron_partition import TransformerModel
-from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.blocks import KernelBytes
+from ddlsim.workload.transformer.hf_config import ENCODER_FAMILIES, decoder_shape, load_config, training_seq_len
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model
+from ddlsim.workload.transformer.shape import DecoderShape
+from ddlsim.workload.transformer.stack import TransformerStack
+from ddlsim.workload.transformer.workload import build_decoder_workload, build_megatron2021_workload
 
 MEGATRON_OPTIONS = ("tensor", "data", "micro_batch", "sequence_parallel", "activation_offload")
 
@@ -61,7 +61,7 @@ def _read_shapes(name: str, seq_len: int) -> HfShapes:
     values = load_config(name)
     if values.get("model_type") != "bert":
         raise ConfigError("config", name, "hf_shapes reads BERT encoders; decoders are read by arithmetic "
-                                          "(ddlsim.workload.llm.hf_config.decoder_shape)")
+                                          "(ddlsim.workload.transformer.hf_config.decoder_shape)")
     values = {key: value for key, value in values.items() if not key.startswith("_")}
     config = transformers.BertConfig(**values)
     seq_len = training_seq_len(values, seq_len)
@@ -140,12 +140,12 @@ class HfTransformer:
                               attention=config.attention)
         return cls(config.config, None, config.global_batch, config.num_steps, precision, config.name, shape)
 
-    def transformer_model(self) -> TransformerModel:
-        """The encoder as the Megatron partitioner sees it (BERT only)."""
+    def transformer_model(self) -> Megatron2021Model:
+        """The encoder as the Megatron-2021 flavour of the generator sees it (BERT only)."""
         if self.shapes is None:
             raise ConfigError("config", self.config_name, "is a decoder: see `decoder` (a DecoderShape)")
         s = self.shapes
-        return TransformerModel(s.stack, s.vocab, s.vocab_parallel_params, s.replicated_params)
+        return Megatron2021Model(s.stack, s.vocab, s.vocab_parallel_params, s.replicated_params)
 
     def params(self) -> int:
         return self.decoder.params() if self.decoder is not None else self.transformer_model().params()
@@ -159,10 +159,10 @@ class HfTransformer:
                                               kernel_bytes=self.kernel_bytes)
         else:
             reject_unsupported(parallel, f"hf ({self.config_name}, an encoder)", MEGATRON_OPTIONS, ("none", "full"))
-            workload = build_megatron_workload(name, self.transformer_model(), None,
-                                               with_legacy_checkpointing(parallel), memory_bytes,
-                                               global_batch=self.global_batch, num_steps=self.num_steps,
-                                               precision=self.precision)
+            workload = build_megatron2021_workload(name, self.transformer_model(), None,
+                                                   with_legacy_checkpointing(parallel), memory_bytes,
+                                                   global_batch=self.global_batch, num_steps=self.num_steps,
+                                                   precision=self.precision, kernel_bytes=self.kernel_bytes)
         workload.plan["hf_config"] = self.config_name  # type: ignore[index]
         return workload
 

@@ -1,7 +1,8 @@
 """`model=megatron`: an encoder-only transformer (RAMP Sec. 7.2.1), sized from a target loss by
-the scaling laws or given directly, partitioned the Megatron way.
+the scaling laws or given directly, built by the Megatron-2021 flavour of the transformer
+generator (`ddlsim.workload.transformer.workload.build_megatron2021_workload`: TP x DP filling memory).
 
-From a loss, the shape follows `architecture.stack_for_params` at `aspect_ratio`. Every layer
+From a loss, the shape follows `transformer.stack.stack_for_params` at `aspect_ratio`. Every layer
 replicates its norms and row-parallel biases on each tensor-parallel rank, so a very deep model
 can exceed the per-GPU parameter limit at every degree up to max_gpus; the shape is then made
 wider and shallower (aspect ratio doubled, up to 2^12 times) until it partitions, as RAMP Table 9
@@ -22,9 +23,6 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
-from ddlsim.workload.architecture import TransformerStack, stack_for_params
-from ddlsim.workload.megatron_partition import TransformerModel
-from ddlsim.workload.megatron_tasks import TP_ALL_REDUCE_RULES, build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported, with_legacy_checkpointing
 from ddlsim.workload.scaling_laws import (
@@ -34,10 +32,14 @@ from ddlsim.workload.scaling_laws import (
     TrainingBudget,
     loss_for_params,
 )
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.collectives import TP_ALL_REDUCE_RULES
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model
+from ddlsim.workload.transformer.stack import TransformerStack, stack_for_params
+from ddlsim.workload.transformer.workload import build_megatron2021_workload
 
 MAX_ASPECT_DOUBLINGS = 12
-# The parallel options the Megatron partitioner honours (pipeline 1 is checked by the partitioner).
+# The parallel options the Megatron-2021 flavour honours (pipeline 1 is checked by its partition).
 MEGATRON_OPTIONS = ("tensor", "data", "pipeline", "micro_batch", "sequence_parallel", "activation_offload")
 
 
@@ -176,10 +178,10 @@ class MegatronTransformer:
 
     def _build(self, stack: TransformerStack, parallel: ParallelConfig, memory_bytes: int,
                aspect_ratio: float | None) -> Workload:
-        workload = build_megatron_workload(self.name, TransformerModel(stack), self.budget, parallel, memory_bytes,
-                                           global_batch=self.global_batch, precision=self.precision,
-                                           widen_heads=self.from_loss and self.widen_heads,
-                                           tp_all_reduces=self.tp_all_reduces)
+        workload = build_megatron2021_workload(self.name, Megatron2021Model(stack), self.budget, parallel,
+                                               memory_bytes, global_batch=self.global_batch, precision=self.precision,
+                                               widen_heads=self.from_loss and self.widen_heads,
+                                               tp_all_reduces=self.tp_all_reduces)
         workload.plan["shape_source"] = "target_loss" if self.from_loss else "given"
         workload.plan["aspect_ratio"] = aspect_ratio if aspect_ratio else stack.layer.d_model / stack.layers
         return workload
@@ -189,9 +191,9 @@ class MegatronTransformer:
         row = self.table9_row
         fixed = replace(parallel, tensor=row.mp, data=row.dp, micro_batch=row.global_batch // row.dp,
                         max_gpus=max(parallel.max_gpus, row.gpus))
-        workload = build_megatron_workload(self.name, TransformerModel(self.stack), None, fixed, memory_bytes,
-                                           global_batch=row.global_batch, num_steps=int(row.steps),
-                                           precision=self.precision, tp_all_reduces=self.tp_all_reduces)
+        workload = build_megatron2021_workload(self.name, Megatron2021Model(self.stack), None, fixed, memory_bytes,
+                                               global_batch=row.global_batch, num_steps=int(row.steps),
+                                               precision=self.precision, tp_all_reduces=self.tp_all_reduces)
         workload.plan.update({"shape_source": "ramp_table9", "target_loss": self.budget.loss,
                               "aspect_ratio": self.stack.layer.d_model / self.stack.layers})
         return workload

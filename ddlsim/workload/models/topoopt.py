@@ -21,17 +21,17 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import MODELS
 from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout, Phase, Precision
 from ddlsim.core.work import ComputeTask, TaskBlock, Workload
-from ddlsim.workload.architecture import TransformerStack
 from ddlsim.workload.dlrm_arch import DlrmShape, mlp_matmul_params, mlp_params
 from ddlsim.workload.dlrm_partition import partition_dlrm
 from ddlsim.workload.dlrm_tasks import dlrm_blocks, dlrm_plan_fields
-from ddlsim.workload.megatron_partition import TransformerModel
-from ddlsim.workload.megatron_tasks import build_megatron_workload
 from ddlsim.workload.models.common import parse_precision
 from ddlsim.workload.ncf import NcfShape, NcfShard
 from ddlsim.workload.parallel import ParallelConfig, reject_unsupported
 from ddlsim.workload.shard_signatures import image_signature, mlp_signature
-from ddlsim.workload.transformer_layer import LayerShape
+from ddlsim.workload.transformer.layer import LayerShape
+from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model
+from ddlsim.workload.transformer.stack import TransformerStack
+from ddlsim.workload.transformer.workload import build_megatron2021_workload
 
 TOPOOPT_MODELS = ("dlrm", "candle", "bert", "ncf", "resnet50", "vgg16")
 BATCH_PER_GPU = {"dlrm": 128, "candle": 256, "bert": 16, "ncf": 128, "resnet50": 128, "vgg16": 64}
@@ -133,7 +133,7 @@ class TopoOptModel:
             fixed = ParallelConfig(tensor=1, data=self.num_gpus, micro_batch=self.batch, max_gpus=self.num_gpus,
                                    activation_checkpointing=False, param_limit_per_gpu=float("inf"))
             stack = SEC5_6_BERT if self.sizes == "sec5_6" else BERT
-            workload = build_megatron_workload(name, TransformerModel(stack), None, fixed, memory_bytes,
+            workload = build_megatron2021_workload(name, Megatron2021Model(stack), None, fixed, memory_bytes,
                                                global_batch=self.batch * self.num_gpus, precision=self.precision)
             return workload
         if self.model == "candle":

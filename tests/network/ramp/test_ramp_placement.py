@@ -7,6 +7,7 @@ import pytest
 
 from ddlsim.network.api import estimate_collective, make_fabric
 from ddlsim.network.fabrics.ramp.placement import find_box, interleaved_coords, job_dims, place_job
+from ddlsim.network.placing import place_ranks
 
 GROUP_SIZES = [2**k for k in range(1, 13)]  # 2 .. 4096
 
@@ -31,7 +32,7 @@ def test_contention_aware_rampx_has_no_3x_jump_between_neighbouring_group_sizes(
 
 def test_consecutive_ranks_span_communication_groups_under_contention_aware() -> None:
     fabric = make_fabric("ramp", placement="contention_aware")
-    nodes = fabric.place(65536).node_of(np.arange(65536))
+    nodes = place_ranks(fabric, 65536).node_of(np.arange(65536))
     for size, shape in ((512, (16, 1, 32)), (2048, (32, 1, 64)), (8, (2, 1, 4))):
         for start in (0, size, 65536 - size):
             box = find_box(nodes[start:start + size], fabric.dims)

@@ -109,7 +109,7 @@ def _every_box(fabric, num_ranks: int):
 @pytest.mark.parametrize("config", [{}, {"subnet": "route_switch"}, {"x": 8, "racks": 4, "wavelengths": 16},
                                     {"x": 4, "racks": 4, "wavelengths": 8, "subnet": "route_broadcast"}])
 def test_box_choice_giving_up_early_takes_the_box_of_pricing_every_box(config):
-    from ddlsim.network.fabrics.ramp.box_choice import _cheapest_box
+    from ddlsim.network.collectives.rampx.box_choice import _cheapest_box
 
     fabric = make_fabric("ramp", **config)
     checked = 0

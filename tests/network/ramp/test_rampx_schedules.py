@@ -15,6 +15,7 @@ from ddlsim.network.collectives.rampx.layout import RampXLayout
 from ddlsim.network.estimate import StepPricer, price_explicit, price_schedule
 from ddlsim.network.fabrics.ramp.fabric import RampConfig, RampFabric
 from ddlsim.network.fabrics.ramp.placement import active_steps, job_dims, rampx_unsupported_reason
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.verify import compare_views, verify_explicit
 
@@ -25,7 +26,7 @@ MID = RampFabric.from_config(RampConfig(x=8, racks=8, wavelengths=16))
 
 
 def request(op, n, fabric, root=0, size=1 << 20) -> ScheduleRequest:
-    return ScheduleRequest.single_group(op, n, fabric, root=root, size_bytes=size)
+    return ScheduleRequest.single_group(op, n, fabric, root=root, size_bytes=size, placement=place_ranks(fabric, n))
 
 
 @pytest.mark.parametrize("algorithm", [RampX(), RampXRing()], ids=["rampx", "rampx_ring"])
@@ -86,7 +87,7 @@ def test_placement_minimises_algorithmic_steps() -> None:
     assert rampx_unsupported_reason(67, LARGE.dims) is not None  # a prime above 33: no equivalent RAMP
     assert "exceed" in rampx_unsupported_reason(70000, LARGE.dims)
     assert RampX().supports(MID, "all_reduce", 67) is not None
-    nodes = LARGE.place(54).nodes
+    nodes = place_ranks(LARGE, 54).nodes
     g, j, lam = LARGE.dims.coords(nodes)
     assert (g.max(), j.max(), lam.max()) == (0, 1, 26)  # the box (1, 2, 27) at the origin: 2 steps
 

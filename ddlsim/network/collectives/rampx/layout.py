@@ -1,7 +1,7 @@
 """Where a RAMP-x plan meets a group: positions, information ranks and subgroups in positions.
 
 RAMP-x builds its subgroups on node coordinates. When the nodes of a group form a box of the
-RAMP fabric (x' groups, J' racks, Lambda' node numbers: what `RampFabric.place` gives a job),
+RAMP fabric (x' groups, J' racks, Lambda' node numbers: what `placing.place_ranks` gives a job),
 the plan uses that box and each position takes the information rank of its node. Otherwise
 (a group spread over the fabric, or another fabric for verification) the plan uses the
 dimensions `placement.job_dims` picks for the group size, with positions read in box order.

@@ -34,9 +34,10 @@ from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
-from ddlsim.network.costs.ramp import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
+from ddlsim.network.fabrics.ramp.cost import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
+from ddlsim.network.fabrics.ramp.key_clashes import all_distinct
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
@@ -124,14 +125,25 @@ class RampFabric(Fabric):
     def num_nodes(self) -> int:  # type: ignore[override]
         return self.dims.num_nodes
 
-    def place(self, num_ranks: int) -> Placement:
-        shape = None
-        if self.placement == "contention_aware" and num_ranks <= self.num_nodes:
-            from ddlsim.network.fabrics.ramp.box_choice import cheapest_box
+    def needs_box(self, num_ranks: int) -> bool:
+        """True when this fabric cannot place a job of `num_ranks` alone: under contention_aware
+        its box is the one RAMP-x runs fastest in, which the collectives choose and hand to
+        `place_in_box` (`ddlsim.network.placing.place_ranks`)."""
+        return self.placement == "contention_aware" and num_ranks <= self.num_nodes
 
-            shape = cheapest_box(self, num_ranks)
-        return Placement(num_ranks, place_job(num_ranks, self.dims, self.placement, shape),
-                         key=("ramp", num_ranks, self.placement, self.switching))
+    def place(self, num_ranks: int) -> Placement:
+        """Placement for the fewest RAMP-x steps (RAMP 7.4); contention_aware is handed its box."""
+        if self.needs_box(num_ranks):
+            raise ConfigError("placement", self.placement,
+                              "places a job in the box RAMP-x runs fastest in, which the fabric does not choose: "
+                              "use ddlsim.network.placing.place_ranks(fabric, num_ranks), or place_in_box")
+        return self.place_in_box(num_ranks, None)
+
+    def place_in_box(self, num_ranks: int, box: tuple[int, int, int] | None) -> Placement:
+        """The job in the (x', J', Lambda') `box` (None: `placement.job_dims`'s box, or nodes in
+        order when RAMP-x has none), ranks ordered inside it as `placement` says."""
+        return Placement(num_ranks, place_job(num_ranks, self.dims, self.placement, box),
+                         key=("ramp", num_ranks, self.placement, self.switching, box))
 
     def supports_multicast(self) -> bool:
         return True
@@ -318,7 +330,7 @@ class RampFabric(Fabric):
             keys = [(pair + ld) * self.dims.wavelengths + (ld - ls) % self.dims.wavelengths]
         else:
             keys = [pair + ld]
-        return all(transcoder.all_distinct(key) for key in keys)
+        return all(all_distinct(key) for key in keys)
 
 
 def node_bound_plan(x: int, src: np.ndarray, dst: np.ndarray) -> tuple[int, int]:

@@ -22,12 +22,12 @@ communication groups. RAMP 7.4 places for the fewest steps because the paper's e
 ideal switching; ddlsim's transcoder does not, and traffic inside one communication group can only
 use the subnets from that group to itself (x of the x^2), so a 512-rank group in one
 communication group takes 7x longer for its all-reduce than in a box over 16 groups. This
-placement (1) picks, among the legal boxes, the one whose RAMP-x all-reduce the transcoder prices
-fastest (`box_choice.cheapest_box`) and (2) numbers ranks so that every aligned block of
-consecutive ranks (a tensor-parallel group) is itself a box over as many groups as its size
-allows: the rank's digits
-alternate between node-number and group digits (one prime factor each, node number first, so that
-x' divides Lambda' in every block), then the remaining node-number digits, then the rack.
+placement (1) takes, among the legal boxes, the one whose RAMP-x all-reduce the transcoder prices
+fastest (chosen by `ddlsim.network.collectives.rampx.box_choice.cheapest_box` and handed to the
+fabric) and (2) numbers ranks so that every aligned block of consecutive ranks (a tensor-parallel
+group) is itself a box over as many groups as its size allows: the rank's digits alternate between
+node-number and group digits (one prime factor each, node number first, so that x' divides
+Lambda' in every block), then the remaining node-number digits, then the rack.
 """
 
 from __future__ import annotations

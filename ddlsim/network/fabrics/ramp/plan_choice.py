@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.network.fabrics.ramp import transcoder
+from ddlsim.network.fabrics.ramp.key_clashes import all_distinct, rounds_of_keys
 from ddlsim.network.fabrics.ramp.topology import RampDims
 
 
@@ -38,7 +39,7 @@ def fastest_plan(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: i
         base = transcoder._base_groups(rule, step.coords_src, step.coords_dst, dims.x)
         for per_pair in range(bound, best_groups, -1):
             transfer, transceiver = step.spread(base, per_pair)
-            if all(transcoder.all_distinct(key) for key in step.row_keys(transfer, transceiver)):
+            if all(all_distinct(key) for key in step.row_keys(transfer, transceiver)):
                 best_groups = per_pair
                 break
         else:
@@ -51,7 +52,7 @@ def fastest_plan(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: i
     fewest = None
     for base in unfitted:
         transfer, transceiver = step.spread(base, 1)
-        needed = int(transcoder._rounds_of_keys(list(step.row_keys(transfer, transceiver)), transceiver.size).max()) + 1
+        needed = int(rounds_of_keys(list(step.row_keys(transfer, transceiver)), transceiver.size).max()) + 1
         if fewest is None or needed < fewest:
             fewest = needed
     return transcoder.StepPlan(1, fewest, members, sharing)

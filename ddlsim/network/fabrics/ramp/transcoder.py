@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.network.fabrics.ramp.key_clashes import all_distinct, max_multiplicity, rounds_of_keys
 from ddlsim.network.fabrics.ramp.topology import RampDims
 
 SUBNET_KINDS = ("broadcast_select", "route_broadcast", "route_switch")
@@ -170,45 +171,6 @@ def _shared_keys(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str,
     return [(name, base + transceiver * multiplier) for name, base, multiplier in bases]
 
 
-def _occurrence(keys: np.ndarray) -> np.ndarray:
-    """For each entry, how many earlier entries share its key (0 for the first)."""
-    order = np.argsort(keys, kind="stable")
-    return _occurrence_sorted(keys[order], order)
-
-
-def _round_occurrence(key: np.ndarray, rounds: np.ndarray) -> np.ndarray:
-    """`_occurrence` of the (key, round) pairs, i.e. of key * (size + 1) + rounds.
-
-    When the pairs fit, each is tagged with its index into one unique int64 and sorted by
-    numpy's (fast, unstable) sort: sorting unique values orders equal pairs by index, as the
-    stable argsort does. Otherwise the stable argsort is used."""
-    size = key.size
-    if size == 0:
-        return np.zeros(0, dtype=np.int64)
-    low_key, top_key = int(key.min()), int(key.max()) + 1
-    top_round = int(rounds.max()) + 1
-    # top_round <= size + 1: key * (size + 1) + rounds tells pairs apart, so both encodings agree.
-    if (low_key >= 0 and int(rounds.min()) >= 0 and top_round <= size + 1
-            and top_key * (size + 1) < _INT64_LIMIT and top_key * top_round * size < _INT64_LIMIT):
-        tagged = np.sort((key * top_round + rounds) * size + np.arange(size, dtype=np.int64))
-        pair, order = np.divmod(tagged, size)
-        return _occurrence_sorted(pair, order)
-    return _occurrence(key * (size + 1) + rounds)
-
-
-_INT64_LIMIT = 2 ** 63
-
-
-def _occurrence_sorted(sorted_keys: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """`_occurrence` given the keys sorted with equal keys in index order, and that order."""
-    size = order.size
-    starts = np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]) if size else np.zeros(0, bool)
-    run_start = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
-    occurrence = np.empty(size, dtype=np.int64)
-    occurrence[order] = np.arange(size) - run_start
-    return occurrence
-
-
 def contention_violations(dims: RampDims, assignment: StepAssignment, kind: str) -> dict[str, int]:
     """How many rows reuse a transmitter, receiver or subnet wavelength in the same round."""
     result = {}
@@ -237,57 +199,9 @@ def _spread_groups(base: np.ndarray, x: int, per_pair: int) -> tuple[np.ndarray,
     return transfer, transceiver
 
 
-def _max_multiplicity(keys: np.ndarray) -> int:
-    """Largest number of equal entries (counted in a table when the keys are dense, else by sorting;
-    numpy's hashed unique is slow on 1e6+ keys)."""
-    if keys.size == 0:
-        return 0
-    if _dense(keys):
-        return int(np.bincount(keys).max())
-    ordered = np.sort(keys)
-    bounds = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1], [True]]))
-    return int(np.diff(bounds).max())
-
-
-def all_distinct(keys: np.ndarray) -> bool:
-    """True when no two entries are equal (same answer as np.unique(keys).size == keys.size)."""
-    if keys.size < 2:
-        return True
-    if _dense(keys):
-        seen = np.zeros(int(keys.max()) + 1, dtype=bool)
-        seen[keys] = True
-        return int(np.count_nonzero(seen)) == keys.size
-    ordered = np.sort(keys)
-    return not bool(np.any(ordered[1:] == ordered[:-1]))
-
-
-def _dense(keys: np.ndarray) -> bool:
-    """Whether non-negative integer keys span a range small enough to count in a table."""
-    return (keys.dtype.kind in "iu" and int(keys.min()) >= 0
-            and int(keys.max()) < max(_TABLE_MIN, _TABLE_PER_KEY * keys.size))
-
-
-_TABLE_MIN = 1 << 22
-_TABLE_PER_KEY = 4
-
-
-def _rounds_of_keys(keys: list[np.ndarray], size: int) -> np.ndarray:
-    """Move rows that reuse a resource to later rounds until no round reuses one."""
-    rounds = np.zeros(size, dtype=np.int64)
-    while True:
-        bumped = False
-        for key in keys:
-            clash = _round_occurrence(key, rounds)
-            if np.any(clash):
-                rounds += clash
-                bumped = True
-        if not bumped:
-            return rounds
-
-
 def _rounds(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str, transceiver: np.ndarray) -> np.ndarray:
     """Move rows that reuse a resource to later rounds until no round reuses one."""
-    return _rounds_of_keys([key for _name, key in _shared_keys(dims, src, dst, kind, transceiver)], src.size)
+    return rounds_of_keys([key for _name, key in _shared_keys(dims, src, dst, kind, transceiver)], src.size)
 
 
 class _StepResources:
@@ -313,7 +227,7 @@ class _StepResources:
     @property
     def sharing(self) -> int:
         if self._sharing is None:
-            self._sharing = max(_max_multiplicity(base) for name, base, _ in self.bases
+            self._sharing = max(max_multiplicity(base) for name, base, _ in self.bases
                                 if name != "receiver" and name != "transmitter")
         return self._sharing
 
@@ -411,5 +325,5 @@ def _plan_rule(step: _StepResources, rule: str, bound: int, members: int, sharin
         if all(all_distinct(key) for key in step.row_keys(transfer, transceiver)):
             return StepPlan(per_pair, 1, members, sharing)
     transfer, transceiver = step.spread(base, 1)
-    rounds = _rounds_of_keys(list(step.row_keys(transfer, transceiver)), transceiver.size)
+    rounds = rounds_of_keys(list(step.row_keys(transfer, transceiver)), transceiver.size)
     return StepPlan(1, int(rounds.max()) + 1, members, sharing)

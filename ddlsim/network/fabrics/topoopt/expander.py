@@ -14,7 +14,7 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import NetworkCost
 from ddlsim.network.fabrics.topoopt.cost import expander_cost
-from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
+from ddlsim.network.fabrics.topoopt.direct_connect import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology, expander_topology
 
 

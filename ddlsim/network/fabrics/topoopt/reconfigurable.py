@@ -32,7 +32,7 @@ from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.topoopt.circuits import ReconfigPolicy, on_demand_rounds
 from ddlsim.network.fabrics.topoopt.cost import ocs_reconfig_cost
-from ddlsim.network.fabrics.topoopt.fabric import DirectConnectFabric
+from ddlsim.network.fabrics.topoopt.direct_connect import DirectConnectFabric
 from ddlsim.network.fabrics.topoopt.ocs_reconfig import ocs_reconfig
 from ddlsim.network.fabrics.topoopt.topology import MAX_EXPLICIT_NODES, DirectTopology
 from ddlsim.network.patterns import Pattern

@@ -1,0 +1,70 @@
+"""Geometry of a 2D torus's rings, shared by the torus fabric and its closed forms: the short way
+round a ring, and the loads that flows routed x first, then y, put on the links of each ring.
+
+Node (x, y) is number x + X y. The links of a row (column) form a ring; a flow covers an interval
+of links of its row, then of its destination's column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+
+def usable_links(size: int) -> int:
+    """Links per node (or ring cuts) a ring of `size` nodes uses under shortest routing."""
+    return 0 if size < 2 else 1 if size == 2 else 2
+
+
+def short_way(delta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Direction (True = increasing) and hop count of the shorter way round a ring of `size`."""
+    ahead = delta % size
+    forward = ahead <= size // 2
+    return forward, np.where(forward, ahead, size - ahead)
+
+
+def ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: np.ndarray,
+                        num_lines: int, ring: int) -> np.ndarray:
+    """Loads on the links of `num_lines` rings of `ring` links: each flow covers `length` links
+    from `start` onwards (cyclically) on ring `line`. Returns shape (num_lines, ring)."""
+    used = np.flatnonzero(np.bincount(line, minlength=num_lines))
+    if 2 * used.size <= num_lines:  # few lines carry flows (a tree's upper levels): sum over those only
+        compact = np.zeros(num_lines, dtype=np.int64)
+        compact[used] = np.arange(used.size)
+        loads = np.zeros((num_lines, ring))
+        loads[used] = ring_interval_loads(compact[line], start, length, weight, used.size, ring)
+        return loads
+    width = 2 * ring + 1
+    index = np.concatenate([line * width + start, line * width + start + length])
+    values = np.concatenate([weight, -weight])
+    diff = np.bincount(index, weights=values, minlength=num_lines * width).reshape(num_lines, width)
+    covered = np.cumsum(diff, axis=1)[:, :2 * ring]
+    return covered[:, :ring] + covered[:, ring:]
+
+
+def interval_parts(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights
+                   ) -> Iterator[np.ndarray | None]:
+    """Loads of the +x, -x, +y and -y links (None where no flow goes that way): rows of the
+    x parts are rows of the torus, rows of the y parts its columns."""
+    width, height = dims
+    for forward in (True, False):
+        rows = (forward_x == forward) & (hops_x > 0)
+        if not rows.any():
+            yield None
+            continue
+        start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
+        yield ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width)
+    for forward in (True, False):
+        rows = (forward_y == forward) & (hops_y > 0)
+        if not rows.any():
+            yield None
+            continue
+        start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
+        yield ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
+
+
+def interval_max(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> float:
+    """The busiest link's load (the largest of `interval_parts`), without assembling every link's."""
+    parts = interval_parts(dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
+    return max(0.0 if part is None else float(part.max()) for part in parts)

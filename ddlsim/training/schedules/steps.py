@@ -1,0 +1,140 @@
+"""A pipelined workload's steps, priced once: what the closed-form iteration needs to know.
+
+The 1F1B and interleaved schedules (`one_f_one_b.py`, `exchanges.py`) lay out, for every model
+chunk, a forward step F and a backward step B per micro-batch: the per-micro-batch blocks that
+run on the chunk, in order, back to back on the stage's stream. This module prices each step once
+(`StepCost`: its duration, when it hands over to the next chunk, its compute time and its ops)
+so that the closed forms of `closed_form.py` and `rounds.py` never look at single ops.
+
+A step hands over at the end of its last send/recv (the stage-to-stage send), or of its last op
+when it has none; `lag_s` is the time from that hand-over to the end of the step (0 when the send
+is the step's last op) and is infinite for an empty step, whose neighbour then waits for nothing,
+as in `stages.py`. `send_s` is the time of its hand-over blocks (`stages.is_handover`), which
+the interleaved schedule issues in its exchange after the step's other ops, the body. Chunks
+whose blocks are the same share one `StepCost` object.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase
+from ddlsim.core.work import TaskBlock
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.stages import PipelineSteps, is_handover
+
+Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One forward or backward step of one chunk, its ops collapsed as the schedule adds them
+    (one op per task and block, `executions` = repeat x count)."""
+
+    ops: tuple[Priced, ...]
+    duration_s: float
+    lag_s: float
+    compute_s: float
+    blocks: tuple[TaskBlock, ...]
+    compute_by_source_s: tuple[tuple[str, float], ...] = ()
+    devices: tuple[str, ...] = ()
+    send_s: float = 0.0
+    send_ops: int = 0
+
+    @property
+    def body_s(self) -> float:
+        return self.duration_s - self.send_s
+
+    @property
+    def empty(self) -> bool:
+        return not self.ops
+
+    def expanded(self, pricer: Pricer, body: bool = False) -> tuple[list[float], list[float], list[float], float]:
+        """The step as the schedule writes it when it expands repeats (the last micro-batch's
+        backward with ``dp_backward`` overlap): (end offset of every op, durations of its backward
+        compute ops, their end offsets, lag of its hand-over). `body`: without its hand-over blocks."""
+        ends, backward, backward_ends = [], [], []
+        clock, handoff = 0.0, None
+        for block in self.blocks:
+            if body and is_handover(block):
+                continue
+            for _ in range(block.repeat):
+                for task in block.tasks:
+                    estimate = _price(pricer, task)
+                    duration = estimate.time_s * task.count
+                    clock += duration
+                    ends.append(clock)
+                    if isinstance(task, CollectiveCall):
+                        if task.op is CollectiveOp.SEND_RECV:
+                            handoff = clock
+                    elif task.phase is Phase.BACKWARD:
+                        backward.append(duration)
+                        backward_ends.append(clock)
+        handoff = clock if handoff is None else handoff
+        return ends, backward, backward_ends, (clock - handoff) if ends else math.inf
+
+
+def _price(pricer: Pricer, task) -> CollectiveEstimate | ComputeEstimate:
+    return pricer.collective(task) if isinstance(task, CollectiveCall) else pricer.compute(task)
+
+
+def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
+    ops: list[Priced] = []
+    clock, handoff, compute, send, send_ops = 0.0, None, 0.0, 0.0, 0
+    by_source: dict[str, float] = {}
+    devices: dict[str, None] = {}
+    for block in blocks:
+        handover = is_handover(block)
+        for task in block.tasks:
+            estimate = _price(pricer, task)
+            executions = block.repeat * task.count
+            duration = estimate.time_s * executions
+            clock += duration
+            ops.append((task, estimate, executions))
+            if handover:
+                send, send_ops = send + duration, send_ops + 1
+            if isinstance(task, CollectiveCall):
+                if task.op is CollectiveOp.SEND_RECV:
+                    handoff = clock
+            else:
+                compute += duration
+                by_source[estimate.source.value] = by_source.get(estimate.source.value, 0.0) + duration
+                devices[estimate.device] = None
+    if not ops:
+        return StepCost((), 0.0, math.inf, 0.0, blocks)
+    handoff = clock if handoff is None else handoff
+    return StepCost(tuple(ops), clock, clock - handoff, compute, blocks, tuple(by_source.items()), tuple(devices),
+                    send, send_ops)
+
+
+def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> list[tuple[int, ...]]:
+    """For every chunk, the indices of the blocks that run on it."""
+    members: list[list[int]] = [[] for _ in range(chunks)]
+    for index, block in enumerate(blocks):
+        for chunk in (range(chunks) if not block.stages else block.stages):
+            if chunk < chunks:
+                members[chunk].append(index)
+    return [tuple(sorted(indices)) for indices in members]
+
+
+@dataclass(frozen=True)
+class ChunkSteps:
+    """The forward and backward `StepCost` of every model chunk (chunk c runs on stage c mod p)."""
+
+    forward: tuple[StepCost, ...]
+    backward: tuple[StepCost, ...]
+
+
+def chunk_steps(steps: PipelineSteps, chunks: int, pricer: Pricer) -> ChunkSteps:
+    def costs(blocks: tuple[TaskBlock, ...]) -> tuple[StepCost, ...]:
+        cache: dict[tuple[int, ...], StepCost] = {}
+        out = []
+        for members in _members(blocks, chunks):
+            cost = cache.get(members)
+            if cost is None:
+                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer)
+            out.append(cost)
+        return tuple(out)
+
+    return ChunkSteps(costs(steps.forward), costs(steps.backward))

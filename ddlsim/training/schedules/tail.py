@@ -1,0 +1,191 @@
+"""The per-iteration tail of a pipelined iteration, all stages at once (`stages.add_tail` in
+closed form).
+
+After its last pipeline step each stage runs the per-iteration blocks it takes part in, in
+order, on its stream. A collective whose group spans stages starts on all of them together, when
+the last of them is ready; others start when their own stage is free. With ``dp_backward``
+overlap a gradient reduction becomes buckets on the stage's gradient stream, each released when
+the last micro-batch's backward has produced its bytes, and the next op of the stage waits for
+the last bucket. A stage's bucket chain ends at max(free + all buckets, max_k release_k + the
+buckets from k on), so stages that share their steps share one table of releases.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ddlsim.core.types import CollectiveCall, Phase
+from ddlsim.core.work import Workload
+from ddlsim.training.pricing import Pricer
+from ddlsim.training.schedules.stages import is_cross_stage
+from ddlsim.training.timeline import ROUNDING
+
+
+@dataclass
+class TailResult:
+    """What the tail adds: every stage's end, the focus stage's ops and busy time, counts."""
+
+    end_s: np.ndarray
+    focus_ops: list = field(default_factory=list)  # (task, estimate, executions) in the order added
+    focus_stream_s: float = 0.0  # the focus stage's tail ops on its own stream
+    focus_bucket_extra_s: float = 0.0  # its bucket time that overlaps nothing on its stream
+    num_ops: int = 0
+    by_source: dict = field(default_factory=lambda: defaultdict(float))
+    devices: dict = field(default_factory=dict)
+
+
+def tail_compute(workload_tail, pricer: Pricer, stages: int) -> np.ndarray:
+    """Compute time of the tail on each stage (known before any timing: it sets the focus stage)."""
+    compute = np.zeros(stages)
+    for block in workload_tail:
+        mask = _mask(block, stages)
+        for task in block.tasks:
+            if not isinstance(task, CollectiveCall):
+                compute[mask] += pricer.compute(task).time_s * block.repeat * task.count
+    return compute
+
+
+def _mask(block, stages: int) -> np.ndarray:
+    mask = np.zeros(stages, dtype=bool)
+    if not block.stages:
+        mask[:] = True
+    else:
+        mask[[stage for stage in block.stages if stage < stages]] = True
+    return mask
+
+
+def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last_backward: np.ndarray,
+             focus: int, focus_intervals: list[tuple[float, float]]) -> TailResult:
+    """`focus_intervals`: the focus stage's stream intervals from its last micro-batch's first
+    backward step on (what buckets may overlap)."""
+    p = pipeline.stages
+    free = np.array(end, dtype=float)
+    dp_free = np.zeros(p)
+    waiting = np.full(p, -np.inf)
+    result = TailResult(end_s=free)
+    stage_ranks = workload.num_ranks // p
+    bucket_bytes = pipeline.bucket_size_bytes
+    focus_buckets: list[tuple[float, float]] = []
+    focus_stream = list(focus_intervals)
+    for block in pipeline.steps.tail:
+        mask = _mask(block, p)
+        members = int(mask.sum())
+        if not members:
+            continue
+        for task in block.tasks:
+            executions = block.repeat * task.count
+            if isinstance(task, CollectiveCall) and is_cross_stage(task, stage_ranks):
+                estimate = pricer.collective(task)
+                ready = max(float(free[mask].max()), float(waiting[mask].max()))
+                waiting[mask] = -np.inf
+                start = np.maximum(free[mask], ready)
+                duration = estimate.time_s * executions
+                _record(result, focus, mask, task, estimate, executions, members, start[...], duration,
+                        focus_stream)
+                free[mask] = start + duration
+                continue
+            if (pipeline.overlap and isinstance(task, CollectiveCall) and task.op.reduces
+                    and task.phase is Phase.BACKWARD):
+                _buckets(result, pipeline, pricer, task, executions, mask, free, dp_free, waiting, last_backward,
+                         bucket_bytes, focus, focus_buckets)
+                continue
+            estimate = pricer.collective(task) if isinstance(task, CollectiveCall) else pricer.compute(task)
+            start = np.maximum(free[mask], waiting[mask])
+            waiting[mask] = -np.inf
+            duration = estimate.time_s * executions
+            _record(result, focus, mask, task, estimate, executions, members, start, duration, focus_stream)
+            free[mask] = start + duration
+    result.end_s = np.maximum(free, dp_free)
+    result.focus_stream_s = sum(end_s - start_s for start_s, end_s in focus_stream[len(focus_intervals):])
+    if focus_buckets:
+        result.focus_bucket_extra_s = _union(focus_stream + focus_buckets) - _union(focus_stream)
+    return result
+
+
+def _record(result: TailResult, focus: int, mask: np.ndarray, task, estimate, executions: int, members: int,
+            start: np.ndarray, duration: float, focus_stream: list) -> None:
+    result.num_ops += members
+    if not isinstance(task, CollectiveCall):
+        result.by_source[estimate.source.value] += estimate.time_s * executions * members
+        result.devices[estimate.device] = None
+    if mask[focus]:
+        result.focus_ops.append((task, estimate, executions))
+        position = int(np.count_nonzero(mask[:focus]))
+        begin = float(start[position])
+        focus_stream.append((begin, begin + duration))
+
+
+def _buckets(result: TailResult, pipeline, pricer: Pricer, call: CollectiveCall, executions: int, mask: np.ndarray,
+             free: np.ndarray, dp_free: np.ndarray, waiting: np.ndarray, last_backward: np.ndarray,
+             bucket_bytes: int, focus: int, focus_buckets: list) -> None:
+    """`stages._buckets` for every stage of `mask`: the chain of buckets on each stage's gradient stream."""
+    total = call.size_bytes * executions
+    count = max(1, math.ceil(total / bucket_bytes))
+    sizes = [min(bucket_bytes, total - index * bucket_bytes) if total else 0 for index in range(count)]
+    priced = [pricer.collective(CollectiveCall(call.op, size, call.group, call.phase, call.name, root=call.root))
+              for size in sizes]
+    durations = np.array([estimate.time_s for estimate in priced])
+    after = np.concatenate((np.cumsum(durations[::-1])[::-1], [0.0]))  # buckets from k on
+    stages = np.nonzero(mask)[0]
+    classes: dict[tuple, list[int]] = defaultdict(list)
+    for stage in stages:
+        classes[tuple(id(pipeline.costs.backward[c]) for c in pipeline.stage_chunks(int(stage)))].append(int(stage))
+    for members in classes.values():
+        release = _releases(pipeline, members[0], sizes, total)  # (group, offset) per bucket, or None
+        rows = np.array(members)
+        if release is None:  # no backward op: every bucket waits for the stage's last op
+            ready = free[rows][:, None] + np.zeros(count)
+        else:
+            groups, offsets = release
+            ready = last_backward[rows][:, groups] + offsets
+        chain_end = np.maximum(dp_free[rows] + after[0], np.max(ready + after[:-1], axis=1))
+        if focus in members:
+            clock = float(dp_free[focus])
+            row = members.index(focus)
+            for index in range(count):
+                begin = max(clock, float(ready[row, index]))
+                clock = begin + float(durations[index])
+                focus_buckets.append((begin, clock))
+        dp_free[rows] = chain_end
+        waiting[rows] = np.maximum(waiting[rows], chain_end)
+    result.num_ops += count * len(stages)
+    if mask[focus]:
+        result.focus_ops.extend((CollectiveCall(call.op, size, call.group, call.phase, call.name, root=call.root),
+                                 estimate, 1) for size, estimate in zip(sizes, priced, strict=True))
+
+
+def _releases(pipeline, stage: int, sizes: list[int], total: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """For each bucket of `stage`, the chunk group and end offset of the backward op that releases it
+    (the last micro-batch's backward ops of the stage's chunks, in the order they run)."""
+    durations, groups, offsets = [], [], []
+    for group in reversed(range(pipeline.virtual)):
+        _, backward, backward_ends, _ = pipeline.expanded[id(pipeline.costs.backward[pipeline.chunk(group, stage)])]
+        durations.extend(backward)
+        groups.extend([group] * len(backward))
+        offsets.extend(backward_ends)
+    if not durations:
+        return None
+    if not sum(durations) > 0:
+        durations = [1.0] * len(durations)
+    produced = np.cumsum(durations)
+    ends = np.cumsum(sizes)
+    needed = ends / total if total else np.ones(len(sizes))
+    index = np.minimum(np.searchsorted(produced, needed * produced[-1] * (1 - 1e-12), side="left"), len(produced) - 1)
+    return np.array(groups)[index], np.array(offsets)[index]
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of intervals (as `timeline._idle_s` measures busy time)."""
+    busy, reach = 0.0, -math.inf
+    for start, end in sorted(interval for interval in intervals if interval[1] > interval[0]):
+        if end > reach:
+            busy += end - max(start, reach)
+            reach = end
+    return busy
+
+
+__all__ = ["ROUNDING", "TailResult", "run_tail", "tail_compute"]

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "default_experiment.csv"
+GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "golden" / "default_experiment.csv"
 
 
 def run_default_experiment(workdir: Path) -> Path:

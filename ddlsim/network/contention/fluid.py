@@ -116,6 +116,8 @@ class FluidNetwork:
     _order: int = 0
     solves: int = 0
     _fills: dict = field(default_factory=dict)
+    last_slowed: set = field(default_factory=set)
+    """Keys of the activities the last `advance` finished that sharing had slowed."""
 
     def submit(self, key: Hashable, work: float, resources: np.ndarray, amounts: np.ndarray, *,
                start_s: float | None = None, weight: float = 1.0, max_fill: float = np.inf,
@@ -160,6 +162,7 @@ class FluidNetwork:
             for item in finished:
                 del self._active[id(item)]
                 done.append((item.key, self._finish_s_at(item, event)))
+            self.last_slowed = {item.key for item in finished if item.slowed}
             started = False
             while self._pending and self._pending[0][0] <= event:
                 _, _, item = heapq.heappop(self._pending)

@@ -12,14 +12,19 @@ phase is the byte rate of one of its flows, so a direct all-to-all with n - 1 fl
 n - 1 shares of it against a ring's one. Alone, a phase's transfer takes exactly its priced time
 (the rate is capped there), so an uncontended collective keeps its isolated price.
 
-A step with more flows than `MAX_LISTED_FLOWS` (a direct all-to-all over thousands of ranks) is not
-listed: its phase carries no loads and runs at its own pace (docs/contention.md, limits).
+A mesh with more flows than `MAX_LISTED_FLOWS` (a direct exchange over thousands of ranks) is
+listed by sampled shifts: it is the union of the permutations "every member sends to the member d
+places after it in its block" for d = 1 .. b - 1; a few of them, evenly spaced, are routed and their
+loads scaled by (b - 1) / sampled. Every node's own links carry exactly b - 1 flows that way; links
+shared by many nodes (tier uplinks) carry the sampled shifts' average. Any other step with more
+flows than that carries no loads and runs at its own pace (docs/contention.md, limits).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -28,7 +33,7 @@ from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.estimate import StepPricer
 from ddlsim.network.fabrics.base import Fabric, expand_listed, listed_pairs_count
-from ddlsim.network.patterns import Pairs, Pattern
+from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.schedule import CompactStep, Schedule
 
@@ -56,6 +61,11 @@ class LinkPhase:
     def loads_links(self) -> bool:
         return self.transfer_s > 0 and self.resources.size > 0 and self.unit_s > 0
 
+    @cached_property
+    def bits_per_second(self) -> np.ndarray:
+        """Bits on each link per second of a transfer at its pace alone."""
+        return self.bits_per_byte / self.unit_s
+
 
 @dataclass(frozen=True, eq=False)
 class CallPhases:
@@ -72,8 +82,12 @@ def pattern_loads(fabric: Fabric, pattern: Pattern, layout: GroupLayout, placeme
                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """(links, bits per byte of a unit flow) of `pattern` run by every group of `layout`, or None
     when it has too many flows to list."""
+    factor = 1.0
     if listed_pairs_count(pattern, layout) > MAX_LISTED_FLOWS:
-        return None
+        sampled = sampled_mesh(pattern, layout) if isinstance(pattern, Mesh) else None
+        if sampled is None:
+            return None
+        pattern, factor = sampled
     src, dst, weight, _ = expand_listed(pattern, layout, placement)
     weight = np.asarray(weight, dtype=np.float64)
     if src.size == 0 or not np.any(weight > 0):
@@ -95,7 +109,28 @@ def pattern_loads(fabric: Fabric, pattern: Pattern, layout: GroupLayout, placeme
     if routes.fixed_loads is not None:
         loads = loads + np.asarray(routes.fixed_loads, dtype=np.float64)
     links = np.flatnonzero(loads > 0)
-    return links, loads[links] * (BITS_PER_BYTE / float(weight.max()))
+    return links, loads[links] * (factor * BITS_PER_BYTE / float(weight.max()))
+
+
+def sampled_mesh(mesh: Mesh, layout: GroupLayout) -> tuple[Pairs, float] | None:
+    """A few evenly spaced shifts of `mesh` (module docstring) and the factor that scales their loads
+    to the whole mesh's; None when its blocks differ in size."""
+    sizes = mesh.block_sizes()
+    sizes = sizes[sizes > 0]
+    if sizes.size == 0 or np.any(sizes != sizes[0]) or sizes[0] < 2:
+        return None
+    size = int(sizes[0])
+    members = np.flatnonzero(mesh.blocks >= 0)
+    order = members[np.argsort(mesh.blocks[members], kind="stable")].reshape(-1, size)
+    count = max(1, min(size - 1, MAX_LISTED_FLOWS // max(1, order.size * layout.num_groups)))
+    shifts = 1 + (np.arange(count) * (size - 1)) // count
+    local = np.arange(size)
+    src = np.concatenate([order.ravel() for _ in shifts])
+    dst = np.concatenate([order[:, (local + shift) % size].ravel() for shift in shifts])
+    weight = np.full(src.size, float(mesh.weight))
+    pairs = Pairs(mesh.group_size, src, dst, weight, multicast=mesh.multicast, key=("sampled", mesh.key, count),
+                  validate=False)
+    return pairs, (size - 1) / count
 
 
 def _one_copy_per_source(ids: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -166,5 +201,5 @@ def submit_transfer(network: FluidNetwork, key: Hashable, phase: LinkPhase, scal
     """Submit `phase`'s transfer, `scale` times its own (a call standing for several, or priced a
     little differently), to start at `start_s`: work in seconds alone, a unit flow's byte rate as
     the fill (per-flow fairness), capped at its rate alone."""
-    network.submit(key, phase.transfer_s * scale, phase.resources, phase.bits_per_byte / phase.unit_s,
+    network.submit(key, phase.transfer_s * scale, phase.resources, phase.bits_per_second,
                    start_s=start_s, weight=phase.unit_s, max_fill=1.0 / phase.unit_s, share_key=phase)

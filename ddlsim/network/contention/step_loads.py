@@ -14,9 +14,11 @@ n - 1 shares of it against a ring's one. Alone, a phase's transfer takes exactly
 
 A mesh with more flows than `MAX_LISTED_FLOWS` (a direct exchange over thousands of ranks) is
 listed by sampled shifts: it is the union of the permutations "every member sends to the member d
-places after it in its block" for d = 1 .. b - 1; a few of them, evenly spaced, are routed and their
-loads scaled by (b - 1) / sampled. Every node's own links carry exactly b - 1 flows that way; links
-shared by many nodes (tier uplinks) carry the sampled shifts' average. Any other step with more
+places after it in its block" for d = 1 .. b - 1. The near shifts (d and b - d up to a quarter of
+the budget) are routed in full, the far ones evenly sampled, each sampled one weighted by the far
+shifts it stands for. When a node's near neighbours (its server) lie within the near shifts,
+every node's own links (NVLink, NIC) carry exactly their flows; links shared by many nodes (tier
+uplinks) carry the sampled shifts' average. Any other step with more
 flows than that carries no loads and runs at its own pace (docs/contention.md, limits).
 """
 
@@ -82,16 +84,17 @@ def pattern_loads(fabric: Fabric, pattern: Pattern, layout: GroupLayout, placeme
                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """(links, bits per byte of a unit flow) of `pattern` run by every group of `layout`, or None
     when it has too many flows to list."""
-    factor = 1.0
+    unit = None
     if listed_pairs_count(pattern, layout) > MAX_LISTED_FLOWS:
         sampled = sampled_mesh(pattern, layout) if isinstance(pattern, Mesh) else None
         if sampled is None:
             return None
-        pattern, factor = sampled
+        pattern, unit = sampled
     src, dst, weight, _ = expand_listed(pattern, layout, placement)
     weight = np.asarray(weight, dtype=np.float64)
     if src.size == 0 or not np.any(weight > 0):
         return _EMPTY_IDS, np.zeros(0)
+    unit = unit or float(weight.max())
     routes = fabric.route(src, dst, weight)
     multicast = pattern.multicast and fabric.supports_multicast()
     ids, amounts = [], []
@@ -109,12 +112,12 @@ def pattern_loads(fabric: Fabric, pattern: Pattern, layout: GroupLayout, placeme
     if routes.fixed_loads is not None:
         loads = loads + np.asarray(routes.fixed_loads, dtype=np.float64)
     links = np.flatnonzero(loads > 0)
-    return links, loads[links] * (factor * BITS_PER_BYTE / float(weight.max()))
+    return links, loads[links] * (BITS_PER_BYTE / unit)
 
 
 def sampled_mesh(mesh: Mesh, layout: GroupLayout) -> tuple[Pairs, float] | None:
-    """A few evenly spaced shifts of `mesh` (module docstring) and the factor that scales their loads
-    to the whole mesh's; None when its blocks differ in size."""
+    """Some shifts of `mesh` (module docstring), each weighted by the shifts it stands for, and the
+    weight of one real flow; None when its blocks differ in size."""
     sizes = mesh.block_sizes()
     sizes = sizes[sizes > 0]
     if sizes.size == 0 or np.any(sizes != sizes[0]) or sizes[0] < 2:
@@ -122,15 +125,19 @@ def sampled_mesh(mesh: Mesh, layout: GroupLayout) -> tuple[Pairs, float] | None:
     size = int(sizes[0])
     members = np.flatnonzero(mesh.blocks >= 0)
     order = members[np.argsort(mesh.blocks[members], kind="stable")].reshape(-1, size)
-    count = max(1, min(size - 1, MAX_LISTED_FLOWS // max(1, order.size * layout.num_groups)))
-    shifts = 1 + (np.arange(count) * (size - 1)) // count
+    budget = max(2, min(size - 1, MAX_LISTED_FLOWS // max(1, order.size * layout.num_groups)))
+    near = min((size - 1) // 2, budget // 4)
+    far = np.arange(near + 1, size - near)
+    picked = far[(np.arange(min(far.size, budget - 2 * near)) * far.size) // max(1, budget - 2 * near)]
+    shifts = np.concatenate([np.arange(1, near + 1), np.arange(size - near, size), picked])
+    stands_for = np.concatenate([np.ones(2 * near), np.full(picked.size, far.size / max(1, picked.size))])
     local = np.arange(size)
     src = np.concatenate([order.ravel() for _ in shifts])
-    dst = np.concatenate([order[:, (local + shift) % size].ravel() for shift in shifts])
-    weight = np.full(src.size, float(mesh.weight))
-    pairs = Pairs(mesh.group_size, src, dst, weight, multicast=mesh.multicast, key=("sampled", mesh.key, count),
-                  validate=False)
-    return pairs, (size - 1) / count
+    dst = np.concatenate([order[:, (local + shift) % size].ravel() for shift in shifts.tolist()])
+    weight = np.repeat(stands_for * float(mesh.weight), order.size)
+    pairs = Pairs(mesh.group_size, src, dst, weight, multicast=mesh.multicast,
+                  key=("sampled", mesh.key, shifts.size), validate=False)
+    return pairs, float(mesh.weight)
 
 
 def _one_copy_per_source(ids: np.ndarray, sources: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

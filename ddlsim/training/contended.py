@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddlsim.core.types import CollectiveCall
+from ddlsim.core.types import CollectiveCall, CollectiveOp, GroupLayout
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.contention.link_demand import LinkDemand
 from ddlsim.network.contention.model import ContentionModel, DemandOf
@@ -240,9 +240,15 @@ class _Walk:
 
 
 def _stage_ranks(graph: IterationGraph, stages: int) -> tuple[int | None, int | None]:
-    """(ranks per stage, ranks of the job) of a pipelined graph, whose in-stage calls are laid out
-    over one stage's ranks; (None, None) for one stage."""
-    ranks = [op.task.group.job_ranks for op in graph.ops if op.kind is OpKind.COLLECTIVE]
-    if stages < 2 or not ranks:
+    """(ranks per stage, ranks of the job) of an analytic pipelined graph, whose in-stage calls are
+    laid out over one stage's ranks and whose sends over the pipeline pair ``GroupLayout(2, stage
+    ranks, 2 x stage ranks)``; (None, None) otherwise (one stage, or a capture, whose calls are laid
+    out over the whole job)."""
+    calls = [op.task for op in graph.ops if op.kind is OpKind.COLLECTIVE]
+    if stages < 2 or not calls:
         return None, None
-    return min(ranks), min(ranks) * stages
+    stage_ranks = min(call.group.job_ranks for call in calls)
+    pair = GroupLayout(2, stage_ranks, 2 * stage_ranks)
+    if not any(call.op is CollectiveOp.SEND_RECV and call.group == pair for call in calls):
+        return None, None
+    return stage_ranks, stage_ranks * stages

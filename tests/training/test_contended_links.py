@@ -67,3 +67,24 @@ def test_two_collectives_on_the_same_nics_of_one_stage_share_them():
     graph = _graph(fabric, [(0, gather), (0, gather)])
     placement = place_contended(graph, contention_model(fabric))
     assert placement.contended_s[0] == pytest.approx(2 * graph.ops[0].duration_s, rel=0.05)
+
+
+def test_a_pipelined_iteration_shares_the_fabric_between_stages_and_their_sends():
+    from training_fakes import FlopTimer, pipelined
+
+    from ddlsim.training import Pricer, TrainingSettings, simulate_training
+    from ddlsim.training.simulate import build_graph, placed
+
+    fabric = make_fabric("ideal", num_nodes=8)
+    workload = pipelined(stages=4, micro=6, forward=2.0, backward=4.0, send_bytes=16 * MB, dp_bytes=64 * MB)
+    pricer = Pricer(network_timer(fabric, "ring"), FlopTimer(flop_per_s=1000.0))
+    settings = {contention: TrainingSettings(overlap="dp_backward", contention=contention)
+                for contention in (False, True)}
+    rows = {contention: simulate_training(workload, pricer, settings[contention], fabric=fabric).row()
+            for contention in (False, True)}
+    assert rows[True]["iteration_time_s"] > rows[False]["iteration_time_s"]
+    graph = build_graph(workload, pricer, settings[True])
+    placement = placed(graph, settings[True], fabric)
+    slowed = {op.task.op for op in graph.ops
+              if op.kind.value == "collective" and placement.time_of(op) > op.duration_s * 1.01}
+    assert CollectiveOp.SEND_RECV in slowed  # a stage's send meets its stage's data-parallel ring on its NICs

@@ -30,15 +30,18 @@ TAIL_PERCENTILE = 99.0
 
 
 def shared_model(fabric) -> ContentionModel:
-    """Every declared resource of `fabric` with its capacity, for jobs that each bring their own
-    demands (`contention_model(fabric, placement)`: every resource, not collapsed to kinds)."""
+    """Every link of `fabric` (where it routes flows) or every declared resource, with its capacity,
+    for jobs that each bring their own demands (`contention_model(fabric, placement)`: per-step
+    link loads, or every declared resource, not collapsed to kinds)."""
+    from ddlsim.network.contention.flow_routes import has_flow_routes
     from ddlsim.network.contention.resources import shared_resources
-
-    resources = shared_resources(fabric)
 
     def no_demand(call: CollectiveCall):
         raise ValueError("each job brings its own demand_of (contention_model(fabric, placement))")
 
+    if has_flow_routes(fabric):
+        return ContentionModel(no_demand, fabric.capacity_bps())
+    resources = shared_resources(fabric)
     return ContentionModel(no_demand, resources.capacity_bps, resources)
 
 

@@ -71,19 +71,49 @@ def max_min_fill(activity: np.ndarray, resource: np.ndarray, amount: np.ndarray,
 
 def binding_entries(activity: np.ndarray, resource: np.ndarray, amount: np.ndarray, capacity: np.ndarray,
                     max_fill: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The entries of the resources that may bind, renumbered over those resources only: a
-    resource one activity uses alone binds only if it saturates below that activity's cap."""
-    used, local = np.unique(resource, return_inverse=True)
-    users = np.bincount(local, minlength=used.size)
-    local_capacity = capacity[used]
-    alone = users[local] == 1
-    loose = alone & (amount * max_fill[activity] <= local_capacity[local] * (1 + SATURATION))
+    """The entries of the resources that may bind, renumbered over those resources only (in the
+    order of their ids): a resource one activity uses alone binds only if it saturates below that
+    activity's cap."""
+    users = np.bincount(resource, minlength=capacity.size)
+    alone = users[resource] == 1
+    loose = alone & (amount * max_fill[activity] <= capacity[resource] * (1 + SATURATION))
     keep = ~loose
     if not keep.any():
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0), np.zeros(0)
-    kept, renumbered = np.unique(local[keep], return_inverse=True)
-    return activity[keep], renumbered, amount[keep], local_capacity[kept]
+    kept_resource = resource[keep]
+    marked = np.zeros(capacity.size, dtype=bool)
+    marked[kept_resource] = True
+    kept = np.flatnonzero(marked)
+    renumber = np.zeros(capacity.size, dtype=np.int64)
+    renumber[kept] = np.arange(kept.size)
+    return activity[keep], renumber[kept_resource], amount[keep], capacity[kept]
+
+
+MERGE_ABOVE = 256
+"""Above this many binding resources, resources with identical constraints are solved as one."""
+
+
+def merge_identical(activity: np.ndarray, resource: np.ndarray, amount: np.ndarray, capacity: np.ndarray,
+                    num_activities: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries with resources of identical columns (the same capacity and the same amount from
+    every activity) kept once: the same constraints, so the same max-min fill, on fewer resources
+    (a symmetric layout loads thousands of links alike). Unchanged when any two columns differ."""
+    if capacity.size <= MERGE_ABOVE:
+        return activity, resource, amount, capacity
+    width = num_activities + 1
+    columns = np.bincount(resource * width + activity, weights=amount, minlength=capacity.size * width)
+    columns = columns.reshape(capacity.size, width)
+    columns[:, num_activities] = capacity
+    probe = np.random.default_rng(0).random(num_activities + 1) + 0.5  # fixed: deterministic grouping
+    _, first, inverse = np.unique(columns @ probe, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if first.size == capacity.size or not np.array_equal(columns, columns[first[inverse]]):
+        return activity, resource, amount, capacity
+    keep = np.isin(resource, first)
+    renumber = np.zeros(capacity.size, dtype=np.int64)
+    renumber[first] = np.arange(first.size)
+    return activity[keep], renumber[resource[keep]], amount[keep], capacity[first]
 
 
 @dataclass
@@ -116,6 +146,8 @@ class FluidNetwork:
     _order: int = 0
     solves: int = 0
     _fills: dict = field(default_factory=dict)
+    last_slowed: set = field(default_factory=set)
+    """Keys of the activities the last `advance` finished that sharing had slowed."""
 
     def submit(self, key: Hashable, work: float, resources: np.ndarray, amounts: np.ndarray, *,
                start_s: float | None = None, weight: float = 1.0, max_fill: float = np.inf,
@@ -160,6 +192,7 @@ class FluidNetwork:
             for item in finished:
                 del self._active[id(item)]
                 done.append((item.key, self._finish_s_at(item, event)))
+            self.last_slowed = {item.key for item in finished if item.slowed}
             started = False
             while self._pending and self._pending[0][0] <= event:
                 _, _, item = heapq.heappop(self._pending)
@@ -186,6 +219,7 @@ class FluidNetwork:
         activity, resource, amount, capacity = binding_entries(activity, resource, amount, self.capacity, max_fill)
         if activity.size == 0:
             return max_fill
+        activity, resource, amount, capacity = merge_identical(activity, resource, amount, capacity, len(items))
         return max_min_fill(activity, resource, amount, capacity, max_fill)
 
     def _progress(self, event: float) -> None:

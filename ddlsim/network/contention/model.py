@@ -1,5 +1,9 @@
-"""What a timeline needs to let concurrent collectives share a fabric: each call's demand on the
-fabric's declared resources, and their capacities (see `resources.py`)."""
+"""What a timeline needs to let concurrent collectives share a fabric: each call's demand, and the
+capacities of what it loads.
+
+On a fabric with per-flow routes (`flow_routes.has_flow_routes`), a call is its compact schedule's
+steps on the fabric's own links (`LinkDemand`, `step_loads.py`); elsewhere (RAMP, the optical ring,
+fabrics that choose circuits per step) it is one coflow on the declared resources (`resources.py`)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ import numpy as np
 
 from ddlsim.core.caches import Memo
 from ddlsim.core.types import CollectiveCall
+from ddlsim.network.contention.flow_routes import has_flow_routes
+from ddlsim.network.contention.link_demand import LinkDemand
 from ddlsim.network.contention.resources import Demand, SharedResources, shared_resources
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement
@@ -19,7 +25,8 @@ DemandOf = Callable[[CollectiveCall], Demand]
 
 @dataclass(frozen=True)
 class ContentionModel:
-    """Each call's demand (`demand_of`) and the capacity of every resource it may name."""
+    """Each call's demand (`demand_of`) and the capacity of every resource it may name. A
+    `LinkDemand` gives each call's steps on the fabric's links, and all pipeline stages share them."""
 
     demand_of: DemandOf
     capacity_bps: np.ndarray
@@ -41,8 +48,11 @@ def contention_model(fabric: Fabric, placement: Placement | None = None) -> Cont
 
 
 def _build(fabric: Fabric, placement: Placement | None) -> ContentionModel:
-    """One job on the fabric's own placement: resources collapsed to their kinds
-    (`SharedResources.collapse`); an explicit placement (several jobs): every resource."""
+    """Per-step link loads where the fabric routes flows; otherwise, for one job on the fabric's own
+    placement, resources collapsed to their kinds (`SharedResources.collapse`); for an explicit
+    placement (several jobs), every resource."""
+    if has_flow_routes(fabric):
+        return ContentionModel(LinkDemand(fabric, placement), fabric.capacity_bps())
     resources = shared_resources(fabric)
     cache = Memo(f"network.contention.demand.{fabric.name}", maxsize=4096)
     collapse = placement is None

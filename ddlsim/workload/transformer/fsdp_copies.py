@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ddlsim.core.types import CollectiveCall, CollectiveOp, Phase, Precision
+from ddlsim.core.types import CollectiveCall, Phase, Precision
 from ddlsim.core.work import ComputeTask, ShardSignature
 from ddlsim.workload.kernels.fsdp import GATHER_KIND, REDUCE_KIND
 
@@ -29,8 +29,6 @@ def gather_copies(calls: list[CollectiveCall], precision: Precision, work: Kerne
     """The copy task after each parameter all-gather of `calls` (all-gathers of `precision` elements)."""
     tasks = []
     for call in calls:
-        if call.op is not CollectiveOp.ALL_GATHER:
-            raise ValueError(f"gather_copies needs all-gathers, got {call.op.value} ({call.name})")
         params = call.size_bytes // precision.bytes_per_element
         signature = ShardSignature(GATHER_KIND, (("params", params), ("shards", call.group.size)), 1, precision)
         tasks.append(_task(GATHER_TASK, call.phase, signature, work))
@@ -43,8 +41,6 @@ def reduce_copies(calls: list[CollectiveCall], precision: Precision, grad_precis
     from gradients of `precision`."""
     tasks = []
     for call in calls:
-        if call.op is not CollectiveOp.REDUCE_SCATTER:
-            raise ValueError(f"reduce_copies needs reduce-scatters, got {call.op.value} ({call.name})")
         reduce_bytes = grad_precision.bytes_per_element
         signature = ShardSignature(REDUCE_KIND, (("params", call.size_bytes // reduce_bytes),
                                                  ("reduce_bytes", reduce_bytes)), 1, precision)

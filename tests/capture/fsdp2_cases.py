@@ -17,7 +17,9 @@ Two programs:
 
 Both sides are per iteration on rank 0: the capture's simulated compute time (`simulate_program`
 on the ideal fabric, which prices every recorded kernel) and the sum of the analytic workload's
-compute tasks. `python tests/capture/fsdp2_cases.py` prints the table of each case.
+compute tasks. `PYTHONPATH=. python tests/capture/fsdp2_cases.py` prints the ratio of every case (both
+programs, both lengths, the analytic side with and without the copies) and the matched program's
+tables with the copies.
 """
 
 from __future__ import annotations

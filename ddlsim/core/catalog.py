@@ -21,6 +21,7 @@ NETWORK = "ddlsim.network"
 COLLECTIVES = f"{NETWORK}.collectives"
 FABRICS = f"{NETWORK}.fabrics"
 KERNEL_LISTERS = "ddlsim.workload.kernels.listers"
+FSDP_KERNELS = "ddlsim.workload.kernels.fsdp"
 EQUIVALENT = "ddlsim.workload.equivalent"
 
 OPTIONS: dict[str, dict[str, str]] = {
@@ -93,6 +94,8 @@ OPTIONS: dict[str, dict[str, str]] = {
         "attention_core": KERNEL_LISTERS,
         "decoder_attention_core": KERNEL_LISTERS,
         "dense_layer": KERNEL_LISTERS,
+        "fsdp_gather_copies": FSDP_KERNELS,
+        "fsdp_reduce_copies": FSDP_KERNELS,
         "gpt_embedding": KERNEL_LISTERS,
         "gpt_layer": KERNEL_LISTERS,
         "lm_head": KERNEL_LISTERS,

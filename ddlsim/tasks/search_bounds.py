@@ -9,7 +9,8 @@ backward back through those chunks (the send of a decoder's step is its last op)
 
 with F_c, B_c the compute of chunk c's forward and backward step (layers, recompute, embedding on
 chunk 0, output layer on the last). A layer's compute depends only on (tensor, context, expert,
-micro-batch, recompute, sequence parallel), not on pipeline, data or ZeRO, so the search builds
+micro-batch, recompute, sequence parallel), not on pipeline, data or ZeRO (FSDP2's copies around
+ZeRO-3 collectives, which do, are left out: the bound only gets lower), so the search builds
 one workload per such key (`ComputeBound`) and reads the per-layer times from its blocks, priced
 by the very compute model that prices the plans: the bound is the compute part of the priced
 iteration, never above it (the search checks this on every plan it prices).
@@ -34,6 +35,7 @@ from ddlsim.core.work import ComputeTask, Workload
 from ddlsim.tasks.search_space import PlanKey
 from ddlsim.training.pricing import Pricer
 from ddlsim.workload.transformer.collectives import LayerCollectives
+from ddlsim.workload.transformer.fsdp_copies import COPY_TASKS
 from ddlsim.workload.transformer.plan import DecoderPlan
 from ddlsim.workload.transformer.shape import DENSE, MOE, DecoderShape
 
@@ -64,7 +66,7 @@ def layer_compute(workload: Workload, pricer: Pricer) -> LayerCompute:
         if field_name is None or not block.per_micro_batch or field_name in found:
             continue
         found[field_name] = sum(pricer.compute(task).time_s * task.count for task in block.tasks
-                                if isinstance(task, ComputeTask))
+                                if isinstance(task, ComputeTask) and task.name not in COPY_TASKS)
     return LayerCompute(**found)
 
 

@@ -18,6 +18,10 @@ Degrees and how they compose (docs/workload.md, "Parallel plans"):
   data-parallel reduction reads (Megatron-Core's ``main_grad``): ``fp32``, ``bf16`` or ``fp16``;
   empty is Megatron-LM's default: fp32 for bf16 and fp32 training, the model's gradient-reduction
   type for fp16 (memory only: `ddlsim/workload/transformer/memory.py`).
+- ``fsdp_copies`` (ZeRO 3): FSDP2's copy kernels, a copy-out after each parameter all-gather and a
+  copy-in before each gradient reduce-scatter (`ddlsim/workload/kernels/fsdp.py`); on by default
+  because FSDP2 runs them, false for a ZeRO 3 that gathers into and scatters out of the
+  parameters and gradients themselves (the numbers before they were modelled).
 - ``recompute``: ``none``, ``selective`` (the attention core, Korthikanti et al. 2022) or ``full``
   (every layer from its input). Empty means "follow ``activation_checkpointing``", the older key:
   true is ``full``, false is ``none``. When both are given they must agree.
@@ -74,6 +78,7 @@ class ParallelConfig:
     activation_offload: bool = False
     power_of_two: bool = True
     main_grads_dtype: str = ""
+    fsdp_copies: bool = True
 
     def __post_init__(self) -> None:
         for key in ("tensor", "data", "micro_batch", "gpus", "first_stage_layers", "last_stage_layers"):

@@ -10,9 +10,10 @@ forward step (per micro-batch and chunk)
     ``pipeline_gather_forward`` (chunks 1.., TP > 1 without SP: Megatron's scatter-gather),
     ``embedding_forward`` (chunk 0: vocab-parallel embedding, TP all-reduce, or reduce-scatter
     with SP), ``forward`` (dense layers) and ``moe_forward`` (MoE layers), each layer's compute
-    and collectives (`collectives.py`), ``output_forward`` (last chunk: final norm, logits and
-    the vocab-parallel cross-entropy's three all-reduces; with SP the input is all-gathered
-    first), ``pipeline_send_forward`` (chunks ..PP v - 2).
+    and collectives (`collectives.py`; with ZeRO 3 each parameter all-gather is followed, and each
+    gradient reduce-scatter preceded, by FSDP2's copies: `fsdp_copies.py`), ``output_forward``
+    (last chunk: final norm, logits and the vocab-parallel cross-entropy's three all-reduces;
+    with SP the input is all-gathered first), ``pipeline_send_forward`` (chunks ..PP v - 2).
 backward step
     ``pipeline_gather_backward``, ``output_backward``, ``moe_backward``, ``backward`` (each with
     its recompute: the whole layer for ``full``, the attention core for ``selective``),
@@ -40,6 +41,7 @@ from ddlsim.workload.kernels.spec import head_keys, layer_keys
 from ddlsim.workload.shard_signatures import lm_head_flop, lm_head_signature
 from ddlsim.workload.transformer import arithmetic
 from ddlsim.workload.transformer.collectives import LayerCollectives
+from ddlsim.workload.transformer.fsdp_copies import gather_copies, reduce_copies
 from ddlsim.workload.transformer.plan import DecoderPlan
 from ddlsim.workload.transformer.shape import DENSE, MOE
 from ddlsim.workload.transformer.stages import chunk_offsets
@@ -134,6 +136,21 @@ class _Blocks:
             return [core, *self.calls.ring_passes(Phase.RECOMPUTE)]
         return []
 
+    # ---- ZeRO 3 (FSDP) ----------------------------------------------------------------------------------
+    def fsdp_gather(self, dense: int, expert: int, phase: Phase) -> list:
+        """A unit's parameter all-gathers, each followed by FSDP2's copies (`fsdp_copies.py`)."""
+        calls = self.calls.fsdp(dense, expert, True, phase)
+        if not self.plan.options.fsdp_copies:
+            return calls
+        return [*calls, *gather_copies(calls, self.precision, self.kernel_bytes.work)]
+
+    def fsdp_reduce(self, dense: int, expert: int, phase: Phase) -> list:
+        """A unit's gradient reduce-scatters, preceded by FSDP2's copy-in."""
+        calls = self.calls.fsdp(dense, expert, False, phase)
+        if not self.plan.options.fsdp_copies:
+            return calls
+        return [*reduce_copies(calls, self.precision, self.grad_precision, self.kernel_bytes.work), *calls]
+
     # ---- per-micro-batch blocks -----------------------------------------------------------------------
     def layer_blocks(self, phase: Phase) -> list[TaskBlock]:
         """One block per layer kind and distinct layer count of the chunks (usually one)."""
@@ -156,12 +173,12 @@ class _Blocks:
 
     def layer_tasks(self, kind: str, phase: Phase) -> tuple:
         dense, expert = self.shape.layer_params_per_rank(kind, self.layout.tp, self.layout.ep)
-        gather = self.calls.fsdp(dense, expert, True, phase)
+        gather = self.fsdp_gather(dense, expert, phase)
         collectives = self.calls.layer(kind, phase)
         if phase is Phase.FORWARD:
             return (*gather, self.layer_task(kind, phase), *collectives)
         return (*gather, *self.recompute_tasks(kind), self.layer_task(kind, Phase.BACKWARD), *collectives,
-                *self.calls.fsdp(dense, expert, False, phase))
+                *self.fsdp_reduce(dense, expert, phase))
 
     def transfer(self, direction: str, phase: Phase) -> list[TaskBlock]:
         chunks, tp = self.layout.chunks, self.layout.tp
@@ -211,26 +228,25 @@ class _Blocks:
                        CROSS_ENTROPY_ALL_REDUCES)
         forward_sends = self.transfer("forward", Phase.FORWARD)
         backward_sends = self.transfer("backward", Phase.BACKWARD)
-        fsdp = self.calls.fsdp
         return [
             *forward_sends[:-1],
-            TaskBlock("embedding_forward", (*fsdp(embedding_params, 0, True, Phase.FORWARD),
+            TaskBlock("embedding_forward", (*self.fsdp_gather(embedding_params, 0, Phase.FORWARD),
                                             self.task("embedding_forward", Phase.FORWARD, embedding, 0.0),
                                             *embedding_out), stages=first, per_micro_batch=True),
             *self.layer_blocks(Phase.FORWARD),
-            TaskBlock("output_forward", (*fsdp(head_params, 0, True, Phase.FORWARD), *output_in,
+            TaskBlock("output_forward", (*self.fsdp_gather(head_params, 0, Phase.FORWARD), *output_in,
                                          self.task("output_forward", Phase.FORWARD, head, lm_head_flop(head)), *loss),
                       stages=last, per_micro_batch=True),
             *forward_sends[-1:],
             *backward_sends[:-1],
-            TaskBlock("output_backward", (*fsdp(head_params, 0, True, Phase.BACKWARD),
+            TaskBlock("output_backward", (*self.fsdp_gather(head_params, 0, Phase.BACKWARD),
                                           self.task("output_backward", Phase.BACKWARD, head, 2 * lm_head_flop(head)),
-                                          *output_grad, *fsdp(head_params, 0, False, Phase.BACKWARD)),
+                                          *output_grad, *self.fsdp_reduce(head_params, 0, Phase.BACKWARD)),
                       stages=last, per_micro_batch=True),
             *self.layer_blocks(Phase.BACKWARD),
             TaskBlock("embedding_backward", (*embedding_grad,
                                              self.task("embedding_backward", Phase.BACKWARD, embedding, 0.0),
-                                             *fsdp(embedding_params, 0, False, Phase.BACKWARD)),
+                                             *self.fsdp_reduce(embedding_params, 0, Phase.BACKWARD)),
                       stages=first, per_micro_batch=True),
             *backward_sends[-1:],
         ]

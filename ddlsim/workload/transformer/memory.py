@@ -89,6 +89,7 @@ class MemoryOptions:
     zero: int = 0
     param_bytes: int = 2
     grad_bytes: int = 4
+    fsdp_copies: bool = True  # ZeRO 3: FSDP2's copy kernels around its collectives (not memory)
 
 
 def optimizer_bytes_per_param(param_bytes: int = 2, grad_bytes: int = 4) -> int:

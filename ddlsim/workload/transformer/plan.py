@@ -216,7 +216,8 @@ def partition_decoder(shape: DecoderShape, parallel: ParallelConfig, memory_byte
                             sequence_parallel=parallel.sequence_parallel,
                             activation_offload=parallel.activation_offload, zero=parallel.zero,
                             param_bytes=max(2, precision.bytes_per_element),
-                            grad_bytes=main_grad_bytes(parallel, precision, grad_precision or precision))
+                            grad_bytes=main_grad_bytes(parallel, precision, grad_precision or precision),
+                            fsdp_copies=parallel.fsdp_copies)
     stages = stage_memory(shape, layout, options)
     if check_memory:
         check_fits(stages, layout, options, memory_bytes)

@@ -69,7 +69,8 @@ def time_split_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def time_split_text(split: pd.DataFrame) -> str:
-    """The table as the report prints it: milliseconds per iteration by part, and each part's share."""
+    """The table as the report prints it: per fabric and GPU count, the wall time of an iteration
+    and each part's share of it."""
     lines = []
     for series, rows in split.groupby("series", sort=False):
         lines.append(f"where the wall time of an iteration goes on {series_name(series)}:")

@@ -66,11 +66,22 @@ def _topoopt_fig16(scratch: Path) -> tuple[pd.DataFrame, Path]:
     return fig16_points(result.frame).reset_index(drop=True), picture
 
 
+def _scale_costs(scratch: Path) -> tuple[pd.DataFrame, Path]:
+    """`experiment=scale_costs`: seconds of wall time per iteration by part, per fabric and GPU count."""
+    from ddlsim.app.sweep.reproduce import reproduce
+    from ddlsim.report.time_split import time_split_table
+
+    result = reproduce("scale_costs", scratch / "scale_costs")
+    picture = next(path for path in result.report.paths if path.name == "time_split.png")
+    return time_split_table(result.frame), picture
+
+
 MAKERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Path]]] = {
     "default_training_time": _sweep_figure([]),
     "ramp_megatron_training_time": _sweep_figure(["experiment=ramp_megatron"]),
     "ramp_group_size": _ramp_group_size,
     "topoopt_fig16": _topoopt_fig16,
+    "scale_costs_time_split": _scale_costs,
 }
 
 

@@ -126,7 +126,7 @@ ONE_LINE_CASES = [
      "fabric.nic_bandwidth = '1e30Gbps': is implausible: a bandwidth is between 1kbps and 1Pbps (README, 'Values "
      "take units')"),
     (["report.figures=[bogus]"], EXIT_INVALID,
-     "report.figures = ['bogus']: must list auto or figure kinds among training, collective, hybrid"),
+     "report.figures = ['bogus']: must list auto or figure kinds among training, collective, hybrid, time_split"),
     (["report.reference=bogus"], EXIT_INVALID, "report.reference = 'bogus': unknown paper experiment; choose one of "),
     (["model=dlrm", "model.num_gpus=0"], EXIT_INVALID,
      "model.num_gpus = 0: must be >= 1 unless parallel.data or parallel.gpus gives the DLRM's GPU count"),

@@ -10,6 +10,7 @@ import pandas as pd
 from ddlsim.report.plots_collectives import collective_figures, hybrid_figures
 from ddlsim.report.plots_training import training_figures
 from ddlsim.report.settings import FIGURE_KINDS
+from ddlsim.report.time_split import plot_time_split
 
 KINDS = FIGURE_KINDS
 NO_FIGURES = ("search",)  # plan-search rows: the report prints the fabrics' best plans instead
@@ -47,4 +48,6 @@ def draw_figures(frame: pd.DataFrame, directory: Path, *, kinds: Sequence[str] =
             paths += collective_figures(frame, directory)
         elif kind == "hybrid":
             paths += hybrid_figures(frame, directory)
+        elif kind == "time_split":
+            paths += plot_time_split(frame, directory)
     return paths

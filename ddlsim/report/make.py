@@ -14,6 +14,7 @@ from ddlsim.report.results import write_results
 from ddlsim.report.search_tables import fabric_comparison
 from ddlsim.report.settings import ReportSettings
 from ddlsim.report.summary import collective_summary, hybrid_summary, training_summary
+from ddlsim.report.time_split import time_split_table, time_split_text
 
 FIGURES_DIR = "figures"
 SIDE_BY_SIDE_NAME = "side_by_side.csv"
@@ -57,6 +58,8 @@ def make_report(frame: pd.DataFrame, directory: str | Path, settings: ReportSett
     own_tables = reference is not None and reference.tables is not None and (
         table_kind(frame) is None or not reference.summary)
     parts = [] if own_tables else [summary_text(frame, settings)]
+    if "time_split" in settings.figures:
+        parts.append(time_split_text(time_split_table(frame)))
     if reference is not None:
         if reference.tables is not None:
             parts.append(reference.tables(frame))

@@ -6,14 +6,15 @@ from dataclasses import dataclass, field
 
 from ddlsim.core.errors import ConfigError
 
-FIGURE_KINDS = ("training", "collective", "hybrid")
+FIGURE_KINDS = ("training", "collective", "hybrid", "time_split")
 
 
 @dataclass
 class ReportSettings:
     """The `report` config section: what a sweep's report draws.
 
-    `figures` lists figure kinds (``auto`` picks them by the columns), `reference` names the
+    `figures` lists figure kinds (``auto`` picks them by the columns; ``time_split``, never picked
+    by ``auto``, stacks where an iteration's wall time goes, `ddlsim.report.time_split`), `reference` names the
     paper experiment for the side-by-side table, `baseline` the fabric speed-ups are relative
     to (default: ramp when present), `x` the x column of training figures (default: the first
     of target loss, number of GPUs, ... that varies), `plots` turns figures off.

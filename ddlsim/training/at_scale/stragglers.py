@@ -11,7 +11,7 @@ standard deviation of speed of 8 % / 6.5 = 1.2 % per GPU (`SINHA_SIGMA`).
 The default deviation, `SPEED_SIGMA` = 4.45 %, is fitted instead: on vTrain's measured runs,
 Megatron-LM SC'21 Table 1 and Llama 3 Table 4 together (`ddlsim.validation.published`,
 docs/validation.md), where each source left out is scored with the value the others give
-(3.8-5.1 %). It is 3.7 times Sinha's figure: besides GPU-to-GPU variation it carries whatever
+(3.8-5.1 %). It is 3.6 times Sinha's figure: besides GPU-to-GPU variation it carries whatever
 else makes a large synchronous job slower than its quiet-machine price and no other model here
 prices (jitter, slow links, software), so `straggler_s` reads as "what scale costs beyond the
 modelled costs".
@@ -19,16 +19,17 @@ modelled costs".
 Every GPU of a training job waits for every other at least once per iteration (the gradient
 synchronisation couples the data-parallel replicas, pipeline stages and tensor-parallel peers
 hand work to each other), so the iteration's compute and pipeline bubble stretch by
-sigma x E[max of N standard normal draws], N the job's GPUs: 1.4 sigma for 8 GPUs, 3.8 sigma for
-16,384.
+sigma x E[max of N standard normal draws], N the job's GPUs: 1.42 sigma for 8 GPUs, 3.55 sigma for
+3,072, 3.97 sigma for 16,384.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cache
 
 from scipy import integrate, stats
+
+from ddlsim.core.caches import PROCESS_CACHES
 
 SINHA_SPREAD = 0.08  # Sinha et al. SC'22: average performance variation across a cluster's GPUs
 SPREAD_IN_SIGMAS = 6.5  # max - min of thousands of normal draws, in standard deviations
@@ -36,7 +37,6 @@ SINHA_SIGMA = SINHA_SPREAD / SPREAD_IN_SIGMAS
 SPEED_SIGMA = 0.0445  # fitted on the published runs (module docstring)
 
 
-@cache
 def expected_max_of_normals(count: int) -> float:
     """E[max of `count` independent standard normal draws] (0 for one draw), by quadrature of
     x n phi(x) Phi(x)^(n-1)."""
@@ -44,6 +44,10 @@ def expected_max_of_normals(count: int) -> float:
         raise ValueError(f"count must be >= 1, got {count}")
     if count == 1:
         return 0.0
+    return PROCESS_CACHES.memo("expected maximum of normals", 4096).get_or_make(count, lambda: _quadrature(count))
+
+
+def _quadrature(count: int) -> float:
 
     def density(x: float) -> float:
         return x * count * stats.norm.pdf(x) * math.exp((count - 1) * stats.norm.logcdf(x))

@@ -66,11 +66,27 @@ def _topoopt_fig16(scratch: Path) -> tuple[pd.DataFrame, Path]:
     return fig16_points(result.frame).reset_index(drop=True), picture
 
 
+def _sipac(name: str, columns: list[str]) -> Callable[[Path], tuple[pd.DataFrame, Path]]:
+    """SiPAC Fig. 9 or 12 (`experiment=<name>`): the figure of its reference and the columns it plots."""
+
+    def make(scratch: Path) -> tuple[pd.DataFrame, Path]:
+        from ddlsim.app.sweep.reproduce import reproduce
+
+        result = reproduce(name, scratch / name, [])
+        stem = name.removeprefix("sipac_")
+        picture = next(path for path in result.report.paths if path.name == f"{stem}.png")
+        return result.frame[columns].reset_index(drop=True), picture
+
+    return make
+
+
 MAKERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Path]]] = {
     "default_training_time": _sweep_figure([]),
     "ramp_megatron_training_time": _sweep_figure(["experiment=ramp_megatron"]),
     "ramp_group_size": _ramp_group_size,
     "topoopt_fig16": _topoopt_fig16,
+    "sipac_fig9": _sipac("sipac_fig9", ["topology", "num_ranks", "links", "transceivers", "switches"]),
+    "sipac_fig12": _sipac("sipac_fig12", ["fabric", "model", "num_ranks", "algorithm", "time_s"]),
 }
 
 

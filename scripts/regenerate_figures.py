@@ -76,12 +76,30 @@ def _scale_costs(scratch: Path) -> tuple[pd.DataFrame, Path]:
     return time_split_table(result.frame), picture
 
 
+def _sipac(name: str, columns: list[str]) -> Callable[[Path], tuple[pd.DataFrame, Path]]:
+    """SiPAC Fig. 9 or 12 (`experiment=<name>`): the figure of its reference and the columns it plots."""
+
+    def make(scratch: Path) -> tuple[pd.DataFrame, Path]:
+        from ddlsim.app.sweep.reproduce import reproduce
+
+        result = reproduce(name, scratch / name, [])
+        stem = name.removeprefix("sipac_")
+        picture = next(path for path in result.report.paths if path.name == f"{stem}.png")
+        return result.frame[columns].reset_index(drop=True), picture
+
+    return make
+
+
 MAKERS: dict[str, Callable[[Path], tuple[pd.DataFrame, Path]]] = {
     "default_training_time": _sweep_figure([]),
     "ramp_megatron_training_time": _sweep_figure(["experiment=ramp_megatron"]),
     "ramp_group_size": _ramp_group_size,
     "topoopt_fig16": _topoopt_fig16,
     "scale_costs_time_split": _scale_costs,
+
+
+    "sipac_fig9": _sipac("sipac_fig9", ["topology", "num_ranks", "links", "transceivers", "switches"]),
+    "sipac_fig12": _sipac("sipac_fig12", ["fabric", "model", "num_ranks", "algorithm", "time_s"]),
 }
 
 

@@ -74,6 +74,7 @@ OPTIONS: dict[str, dict[str, str]] = {
     "task": {
         "alpha_beta": "ddlsim.tasks.alpha_beta",
         "collective": "ddlsim.tasks.collective_sweep",
+        "components": "ddlsim.tasks.components",
         "compute_times": "ddlsim.tasks.profile",
         "hybrid": "ddlsim.tasks.hybrid",
         "jobs": "ddlsim.tasks.jobs",
@@ -88,6 +89,7 @@ OPTIONS: dict[str, dict[str, str]] = {
         "topoopt_cost": "ddlsim.tasks.topoopt_cost",
         "topoopt_jobs": "ddlsim.tasks.topoopt_jobs",
         "train": "ddlsim.tasks.train",
+        "workload_comm": "ddlsim.tasks.workload_comm",
     },
     "kernels": {
         "adam_shard": KERNEL_LISTERS,

@@ -95,6 +95,7 @@ NARROWED = {  # a smaller sweep of the same shape where the full experiment take
     "topoopt_fig17": ["model=topoopt_bert", "task.reconfiguration=1us,10ms"],
     "topoopt_fig16": ["task.num_jobs=5,10"],
     "scale_costs": ["parallel.gpus=4096,16384"],
+    "sipac_fig12": ["task.models=[vgg16]"],
 }
 RUN_FOR_REAL = {"scale_costs"}  # training experiments fast enough, narrowed, to draw from their real rows
 TABLES_ONLY = {"ramp_tables_3_4", "ramp_tables_9_10"}  # the paper's tables, printed side by side; no figure

@@ -40,3 +40,12 @@ def test_opsquare_claims_fail_when_the_rows_disagree():
     assert checks["OPSquare 256 -> 1,024 nodes worsens latency by less than 1 us"].agrees is None
     assert all(isinstance(check.agrees, bool) or check.agrees is None for check in check_claims(rows))
     assert not math.isnan(float(saturation.measured.split()[-1]))
+
+
+def test_about_ten_times_lower_latency_means_five_to_twenty_times():
+    """OPSquare Sec. 4's "a ten times lower latency for local packets" is not met by 23.7x."""
+    for ratio, agrees in ((10.0, True), (5.0, True), (20.0, True), (23.7, False), (4.0, False)):
+        rows = [row("opsquare", 256, 0.5, 0.1, 0.1, local_mean=43e-9),
+                row("leafspine", 256, 0.5, 0.1, 0.1, local_mean=43e-9 * ratio)]
+        check = next(check for check in check_claims(rows) if check.key == "ten_times")
+        assert check.agrees is agrees, (ratio, check)

@@ -55,8 +55,14 @@ too_small_fabrics = st.builds(lambda nodes: ["fabric=ideal", f"fabric.num_nodes=
 uneven_tensor_ranks = st.builds(lambda degree: [f"parallel.tensor={degree}"],
                                 st.integers(min_value=3, max_value=63).filter(lambda degree: degree & (degree - 1)))
 
-BAD_RUNS = st.one_of(unknown_keys, unknown_root, bare_numbers, negative_quantities, unknown_units, bad_losses,
-                     bad_options, bad_types, too_small_fabrics, uneven_tensor_ranks)
+BAD_RUN_KINDS = {"unknown_keys": unknown_keys, "unknown_root": unknown_root, "bare_numbers": bare_numbers,
+                 "negative_quantities": negative_quantities, "unknown_units": unknown_units, "bad_losses": bad_losses,
+                 "bad_options": bad_options, "bad_types": bad_types, "too_small_fabrics": too_small_fabrics,
+                 "uneven_tensor_ranks": uneven_tensor_ranks}
+BAD_RUNS = st.one_of(*BAD_RUN_KINDS.values())
+# Each run composes the Hydra config twice (about 0.7 s of CPU): the default run draws a few runs of
+# every kind; the slow run draws 200 from all kinds mixed, as this test did before.
+EXAMPLES_PER_KIND = 4
 
 
 @pytest.fixture
@@ -76,16 +82,32 @@ def run_cli(capsys, run_dir, overrides):
 COUNTER = itertools.count()
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(overrides=BAD_RUNS)
-def test_generated_bad_overrides_end_in_one_line_and_no_result(overrides, tmp_path, capsys, clean_hydra):
+def _check_bad_run(overrides, tmp_path, capsys):
     run_dir = tmp_path / f"run{next(COUNTER)}"
     status, lines, out = run_cli(capsys, run_dir, overrides)
     assert status in (EXIT_INVALID, EXIT_INFEASIBLE), (overrides, lines, out[-500:])
     assert len(lines) == 1 and ONE_LINE.match(lines[0]), (overrides, lines)
     assert "Traceback" not in out
     assert not (run_dir / "results.csv").exists() and not (run_dir / "results.parquet").exists()
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RUN_KINDS))
+def test_generated_bad_overrides_of_each_kind_end_in_one_line_and_no_result(kind, tmp_path, capsys, clean_hydra):
+    @settings(max_examples=EXAMPLES_PER_KIND, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(overrides=BAD_RUN_KINDS[kind])
+    def check(overrides):
+        _check_bad_run(overrides, tmp_path, capsys)
+
+    check()
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(overrides=BAD_RUNS)
+def test_generated_bad_overrides_end_in_one_line_and_no_result(overrides, tmp_path, capsys, clean_hydra):
+    _check_bad_run(overrides, tmp_path, capsys)
 
 
 def test_a_good_run_between_bad_ones_is_untouched(tmp_path, capsys, clean_hydra):

@@ -18,13 +18,18 @@
   it by ``task.placement`` and run together (`ddlsim.tasks.jobs`), sharing its declared resources.
 
 Rows: the job's columns of `ddlsim.tasks.jobs` with ``fabric`` the system, ``load`` (the share of
-the cluster's servers the jobs take), ``degree``, ``link_bandwidth_bps`` and ``num_servers``.
+the cluster's servers the jobs take), ``degree``, ``link_bandwidth_bps``, ``num_servers``, ``seed``
+(the placement's; sweep it to average placements, as the paper does) and
+``pooled_iteration_time_p99_s``: the 99th percentile over every iteration of every job of that
+system at that load (the paper's tail over time), the same on each of the system's rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
@@ -35,6 +40,7 @@ from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
 from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs
 from ddlsim.tasks.train import algorithm_label
+from ddlsim.training.jobs import TAIL_PERCENTILE
 
 FIG16_MIX = {"topoopt_dlrm": 0.4, "topoopt_bert": 0.3, "topoopt_candle": 0.2, "topoopt_vgg16": 0.1}
 
@@ -133,6 +139,9 @@ class TopoOptJobsTask:
             placements, times, policy = run(system, built, algorithm, components, settings)
             system_rows = job_rows(list(self.specs), placements, times,
                                    {**labels, "fabric": system, "algorithm": label}, policy)
+            pooled = float(np.percentile(np.concatenate([result.iterations_s for result in times]), TAIL_PERCENTILE))
+            for row in system_rows:
+                row["pooled_iteration_time_p99_s"] = pooled
             rows += system_rows
             summaries.append(summarize_jobs(system_rows, f"{system} ({policy})"))
         return TaskResult(rows=rows, summary="\n".join(summaries))

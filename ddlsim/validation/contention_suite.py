@@ -3,7 +3,8 @@
 Each case is a small fabric (at most 64 nodes) and two to four collectives whose explicit
 schedules run at the same time: collectives on the same NICs, TP beside DP on a non-blocking
 and a 4:1 oversubscribed fat-tree, all-to-all beside all-reduce on a 2D torus, groups sharing
-TopoOpt's host-forwarded optical links and OPSquare's transceivers, jobs that start apart.
+TopoOpt's host-forwarded optical links and OPSquare's transceivers, jobs that start apart, and
+paths that cross one link twice (`hairpin.OneArmedRouter`).
 `tests/validation/test_simgrid_reference.py` asserts agreement on every case and
 `scripts/contention_reference_table.py` prints the table for docs/contention.md.
 """
@@ -21,6 +22,7 @@ from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.contention.flows import FlowJob
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.placement import Placement
+from ddlsim.validation.hairpin import OneArmedRouter
 
 MB = 1 << 20
 
@@ -40,6 +42,8 @@ def _fabrics() -> dict[str, Callable[[], Fabric]]:
         "topoopt_2gpu": lambda: FABRICS.make("topoopt", num_servers=16, gpus_per_server=2, degree=4),
         "opsquare": lambda: FABRICS.make("opsquare", num_pods=4, pod_size=4, num_groups=2,
                                          channel_bandwidth="400Gbps"),
+        "one_armed_router": lambda: OneArmedRouter(bandwidth_bps=100e9, latency_s=1e-6, num_nodes=16,
+                                                   trunk_bps=200e9),
     }
 
 
@@ -163,6 +167,13 @@ CASES: tuple[Case, ...] = (
         collective(f, "ring", "all_gather", [0, 5, 10, 15], 8 * MB),
         collective(f, "ring", "all_gather", [1, 4, 11, 14], 8 * MB),
         collective(f, "direct", "all_to_all", [2, 7, 8, 13], 4 * MB, 1e-4)]),
+    # -- paths that cross one link twice (a routed flow in and back out of its switch's trunk) --
+    Case("hairpin_ring_beside_ring", "one_armed_router", lambda f: [
+        collective(f, "ring", "all_reduce", [0, 1, 2, 3], 16 * MB),
+        collective(f, "ring", "all_reduce", [4, 5, 6, 7], 16 * MB)]),
+    Case("hairpin_alltoall_beside_crossing_ring", "one_armed_router", lambda f: [
+        collective(f, "direct", "all_to_all", [0, 1, 2, 3, 4, 5], 8 * MB),
+        collective(f, "ring", "all_reduce", [6, 8, 10, 12], 16 * MB, 5e-5)]),
 )
 
 

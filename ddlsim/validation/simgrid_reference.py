@@ -29,6 +29,15 @@ is the fluid model's "latency, then a max-min share" exactly. (Measured on the s
 shares differ from equal shares by up to 60 %, on OPSquare where relayed flows have four times
 the latency of direct ones; with the delayed starts the two engines agree to 1e-12.)
 
+`model="LV08"` runs the same flows on SimGrid's default, TCP-like model instead (Velho and Legrand
+2009): LV08 with its own factors left as SimGrid ships them (latency x 13.01, bandwidth x 0.97,
+weight-S 20537, TCP window 4 MiB), each pair's head-to-head latency on a private link of its route
+(so that a flow's share is weighted by its route's latency and its rate bounded by window over
+round trip), and every flow started when its step begins. Only the acknowledgement traffic is off
+(``network/crosstraffic:0``): ddlsim's resources are one direction each, and SimGrid would load the
+reverse traffic onto the same link. The spread between the two models, on the same flows, is the
+uncertainty of a fluid model of TCP sharing (docs/contention.md).
+
 SimGrid keeps one engine per process, so every run happens in a fresh Python subprocess
 (`python -m ddlsim.validation.simgrid_reference IN OUT`). SimGrid is a test and validation
 dependency only: ``pip install --no-build-isolation 'pybind11<3' simgrid==4.1`` builds it from
@@ -61,6 +70,9 @@ INSTALL_HINT = ("pip install --no-build-isolation 'pybind11<3' simgrid==4.1 (nee
 SIMGRID_CONFIG = ("network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0",
                   "network/latency-factor:1", "network/bandwidth-factor:1", "network/weight-S:0",
                   "precision/timing:1e-15")
+LV08_CONFIG = ("network/model:LV08", "network/crosstraffic:0", "precision/timing:1e-15")
+MODELS = {"CM02": SIMGRID_CONFIG, "LV08": LV08_CONFIG}
+PRIVATE_LINK_BYTES_PER_S = 1e18  # a pair's latency link: never a bottleneck
 TIMEOUT_S = 1800
 
 
@@ -94,23 +106,26 @@ def simgrid_available() -> bool:
     return True
 
 
-def reference_step_end_s(fabric: Fabric, jobs: Sequence[FlowJob]) -> list[np.ndarray]:
+def reference_step_end_s(fabric: Fabric, jobs: Sequence[FlowJob], model: str = "CM02") -> list[np.ndarray]:
     """End time of every communication step of every job, run together on SimGrid."""
-    return run_problem(compile_jobs(fabric, jobs))
+    return run_problem(compile_jobs(fabric, jobs), model)
 
 
-def reference_end_s(fabric: Fabric, jobs: Sequence[FlowJob]) -> np.ndarray:
+def reference_end_s(fabric: Fabric, jobs: Sequence[FlowJob], model: str = "CM02") -> np.ndarray:
     """Completion time of every job, run together on SimGrid."""
     return np.array([ends.max() if ends.size else job.start_s
-                     for job, ends in zip(jobs, reference_step_end_s(fabric, jobs))])
+                     for job, ends in zip(jobs, reference_step_end_s(fabric, jobs, model))])
 
 
-def run_problem(problem: FlowProblem) -> list[np.ndarray]:
-    """Step end times of each job of a compiled problem, from a SimGrid run in a subprocess."""
+def run_problem(problem: FlowProblem, model: str = "CM02") -> list[np.ndarray]:
+    """Step end times of each job of a compiled problem, from a SimGrid run in a subprocess on
+    `model` (CM02: max-min, the fluid engine's equations; LV08: SimGrid's TCP-like default)."""
+    if model not in MODELS:
+        raise InfeasibleError(f"model = {model!r}: the SimGrid reference runs {' or '.join(MODELS)}")
     import_simgrid()
     with tempfile.TemporaryDirectory(prefix="ddlsim-simgrid-") as folder:
         source, target = Path(folder) / "flows.npz", Path(folder) / "ends.npz"
-        np.savez(source, **_arrays(problem))
+        np.savez(source, model=np.array(model), **_arrays(problem))
         env = dict(os.environ)
         env["LD_LIBRARY_PATH"] = os.pathsep.join([*_library_dirs(), env.get("LD_LIBRARY_PATH", "")]).strip(os.pathsep)
         done = subprocess.run([sys.executable, "-m", __name__, str(source), str(target)], env=env,
@@ -141,7 +156,8 @@ def _arrays(problem: FlowProblem) -> dict[str, np.ndarray]:
 def _simulate(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Build the platform and run every job's actor (this process's one SimGrid engine)."""
     simgrid = import_simgrid()
-    engine = simgrid.Engine(["ddlsim-reference", *(f"--cfg={item}" for item in SIMGRID_CONFIG),
+    tcp_like = str(data["model"]) == "LV08"
+    engine = simgrid.Engine(["ddlsim-reference", *(f"--cfg={item}" for item in MODELS[str(data["model"])]),
                              "--log=root.thres:critical"])
     zone = engine.netzone_root.add_netzone_full("fabric")
     control = zone.add_host("control", 1.0)
@@ -154,6 +170,9 @@ def _simulate(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     for pair in np.flatnonzero(has_links):
         path = [links[r] for r, count in zip(resource[indptr[pair]:indptr[pair + 1]],
                                              crossings[indptr[pair]:indptr[pair + 1]]) for _ in range(count)]
+        if tcp_like:  # the pair's latency on a link of its own, which SimGrid weighs the share by
+            path.append(zone.add_link(f"latency{pair}", PRIVATE_LINK_BYTES_PER_S)
+                        .set_latency(float(data["latency_s"][pair])))
         zone.add_route(senders[int(data["src_node"][pair])], receivers[int(data["dst_node"][pair])], path)
     zone.seal()
     num_jobs = data["start_s"].size
@@ -168,6 +187,8 @@ def _simulate(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             first += count
             begin = simgrid.Engine.clock + float(data[f"job{j}_setup_s"][k])
             latency = data["latency_s"][pairs]
+            if tcp_like:  # LV08: the latency is on the route, except for flows SimGrid does not carry
+                latency = np.where(has_links[pairs] & (np.rint(sizes) > 0), 0.0, latency)
             comms = simgrid.ActivitySet()
             for delay in np.unique(latency):
                 simgrid.this_actor.sleep_until(begin + float(delay))

@@ -93,7 +93,7 @@ NARROWED = {  # a smaller sweep of the same shape where the full experiment take
                       "task.systems=[topoopt,topoopt_ideal,topoopt_fat_tree,sipml]"],
     "topoopt_fig12_14": ["model.batch_per_gpu=64,2048"],
     "topoopt_fig17": ["model=topoopt_bert", "task.reconfiguration=1us,10ms"],
-    "topoopt_fig16": ["task.num_jobs=5,10"],
+    "topoopt_fig16": ["task.num_jobs=5,10", "task.seed=0"],
     "scale_costs": ["parallel.gpus=4096,16384"],
     "sipac_fig12": ["task.models=[vgg16]"],
 }

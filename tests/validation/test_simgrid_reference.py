@@ -112,3 +112,34 @@ def test_simgrid_alone_matches_the_isolated_runs():
     fluid = run_flows(fabric, jobs)
     for job, timing in zip(jobs, fluid.jobs):
         assert reference_end_s(fabric, [job])[0] == pytest.approx(timing.isolated_end_s, rel=TOLERANCE)
+
+
+def test_lv08_runs_one_flow_as_simgrid_documents_it():
+    """SimGrid's TCP-like LV08 model (the table's second column): one flow alone takes 13.01 x its
+    latency plus its bytes at 0.97 x the link's bandwidth (SimGrid 4.1's LV08 factors)."""
+    fabric = FABRICS.make("ideal", num_nodes=4, bandwidth="100Gbps", latency="10us")
+    size = 12_500_000
+    jobs = [FlowJob(_one_step([0], [2]), size, [[0, 1, 2, 3]])]
+    expected_s = 13.01 * 10e-6 + size / (0.97 * 100e9 / 8)
+    assert reference_end_s(fabric, jobs, "LV08") == pytest.approx([expected_s], rel=1e-6)
+    assert reference_end_s(fabric, jobs, "CM02") == pytest.approx([10e-6 + size / (100e9 / 8)], rel=1e-9)
+
+
+def test_lv08_favours_the_short_path_where_max_min_shares_equally():
+    """Two flows from one NIC, one a leaf away and one over the top (200 us): CM02 and the fluid
+    engine share the NIC equally once both latencies are paid; LV08 weighs each share by its route's
+    latency, so the short flow ends sooner than under max-min."""
+    fabric = FABRICS.make("superpod", num_nodes=32, gpus_per_node=4, tier_sizes=[16, 32],
+                          tier_propagation=["1us", "200us"], oversubscription=[1.0])
+    jobs = [FlowJob(_one_step([0], [2]), 25 * MB, [[0, 4, 8, 12]]),
+            FlowJob(_one_step([0], [2]), 25 * MB, [[0, 4, 16, 20]])]
+    max_min, tcp_like = reference_end_s(fabric, jobs), reference_end_s(fabric, jobs, "LV08")
+    assert tcp_like[0] < max_min[0]
+
+
+def test_an_unknown_simgrid_model_is_refused_in_one_line():
+    from ddlsim.core.errors import InfeasibleError
+
+    fabric = FABRICS.make("ideal", num_nodes=4, bandwidth="100Gbps", latency="1us")
+    with pytest.raises(InfeasibleError, match="model = 'CM03'"):
+        reference_end_s(fabric, [FlowJob(_one_step([0], [2]), 1000, [[0, 1, 2, 3]])], "CM03")

@@ -8,7 +8,8 @@ whose nearest common tier is t crosses 2t + 1 switches and the links of tiers 0.
 
 Shared resources: each GPU's node-link egress and ingress, each GPU's NIC egress and ingress,
 and the uplink and downlink bundles of every tier-t domain below the top, whose capacity is the
-domain's NIC bandwidth divided by `oversubscription[t]`. Latency of a flow: node I/O, plus
+domain's NIC bandwidth divided by `oversubscription[t]` (or, with `uplinks_per_domain`, each
+physical uplink and downlink of the bundle apart, chosen per flow by ECMP: `ecmp.py`). Latency of a flow: node I/O, plus
 propagation both ways up to its common tier, plus the switches crossed.
 
 Constants (RAMP Section 7.5 for the SuperPod; OPSquare Section 2 for the H100 leaf-spine) are
@@ -29,6 +30,7 @@ from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed
 from ddlsim.network.fabrics.fat_tree import forms
 from ddlsim.network.fabrics.fat_tree.cost import EPS_MODELS
+from ddlsim.network.fabrics.fat_tree.ecmp import check_uplinks, uplink_indices
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -51,6 +53,8 @@ class SuperPodConfig:
     oversubscription: list[float] = field(default_factory=lambda: [1.0, 1.0])
     io_latency: str = "100ns"
     cost_model: str = "superpod_hpc"  # RAMP 4.3 / Table 3's HPC SuperPod; "" for none
+    uplinks_per_domain: list[int] = field(default_factory=list)  # [] one bundle per domain; else ECMP links
+    ecmp_seed: int = 0  # salts the ECMP hash (with uplinks_per_domain)
 
 
 @dataclass
@@ -70,6 +74,8 @@ class LeafSpineConfig:
     oversubscription: list[float] = field(default_factory=list)
     io_latency: str = "100ns"
     cost_model: str = ""  # no published energy/cost model of this leaf-spine; "superpod_hpc" to price it so
+    uplinks_per_domain: list[int] = field(default_factory=list)  # [] one bundle per domain; else ECMP links
+    ecmp_seed: int = 0  # salts the ECMP hash (with uplinks_per_domain)
 
 
 def _check_tiers(config: SuperPodConfig | LeafSpineConfig) -> None:
@@ -95,6 +101,7 @@ def _check_tiers(config: SuperPodConfig | LeafSpineConfig) -> None:
     for ratio in config.oversubscription:
         if not ratio >= 1:
             raise ConfigError("oversubscription", ratio, "every ratio must be >= 1 (1 = non-blocking)")
+    check_uplinks(list(config.uplinks_per_domain), sizes)
     if config.cost_model and config.cost_model not in EPS_MODELS:
         raise ConfigError("cost_model", config.cost_model, f"must be '' (none) or one of {', '.join(EPS_MODELS)}")
 
@@ -116,6 +123,8 @@ class FatTree(Fabric):
     oversubscription: tuple[float, ...]
     io_latency_s: float
     cost_model: str = ""  # a key of fat_tree.cost.EPS_MODELS, or "" for none
+    uplinks_per_domain: tuple[int, ...] = ()  # () one bundle per domain; else ECMP links (ecmp.py)
+    ecmp_seed: int = 0
 
     @classmethod
     def from_config(cls, config: SuperPodConfig | LeafSpineConfig) -> FatTree:
@@ -130,7 +139,9 @@ class FatTree(Fabric):
                    tier_propagation_s=tuple(units.parse_time_s(value, "tier_propagation")
                                             for value in config.tier_propagation),
                    oversubscription=tuple(float(ratio) for ratio in config.oversubscription),
-                   io_latency_s=units.parse_time_s(config.io_latency, "io_latency"), cost_model=config.cost_model)
+                   io_latency_s=units.parse_time_s(config.io_latency, "io_latency"), cost_model=config.cost_model,
+                   uplinks_per_domain=tuple(int(count) for count in config.uplinks_per_domain),
+                   ecmp_seed=int(config.ecmp_seed))
 
     # -- structure -----------------------------------------------------------------------------
     @property
@@ -195,21 +206,25 @@ class FatTree(Fabric):
         return tuple(cuts)
 
     # -- resources -------------------------------------------------------------------------------
+    def _links_per_domain(self, tier: int) -> int:
+        """Uplinks (and downlinks) declared per tier-`tier` domain: 1, the bundle, without ECMP."""
+        return self.uplinks_per_domain[tier] if self.uplinks_per_domain else 1
+
     @cached_property
     def _uplink_offsets(self) -> tuple[int, ...]:
         offsets, start = [], 4 * self.num_nodes
-        for size in self.tier_sizes[:-1]:
+        for tier, size in enumerate(self.tier_sizes[:-1]):
             offsets.append(start)
-            start += 2 * (-(-self.num_nodes // size))
+            start += 2 * (-(-self.num_nodes // size)) * self._links_per_domain(tier)
         return (*offsets, start)
 
     @cached_property
     def _capacity(self) -> np.ndarray:
         n = self.num_nodes
         parts = [np.full(2 * n, self.node_bandwidth_bps), np.full(2 * n, self.nic_bandwidth_bps)]
-        for size, ratio in zip(self.tier_sizes[:-1], self.oversubscription):
-            domains = -(-n // size)
-            parts.append(np.full(2 * domains, size * self.nic_bandwidth_bps / ratio))
+        for tier, (size, ratio) in enumerate(zip(self.tier_sizes[:-1], self.oversubscription)):
+            links = -(-n // size) * self._links_per_domain(tier)
+            parts.append(np.full(2 * links, size * self.nic_bandwidth_bps / ratio / self._links_per_domain(tier)))
         return np.concatenate(parts)
 
     def capacity_bps(self) -> np.ndarray:
@@ -276,12 +291,16 @@ class FatTree(Fabric):
         level = self.common_level(src_nodes, dst_nodes)
         inside = level == 0
         hops = [np.where(inside, src_nodes, 2 * n + src_nodes), np.where(inside, n + dst_nodes, 3 * n + dst_nodes)]
+        chosen = (uplink_indices(src_nodes, dst_nodes, n, self.uplinks_per_domain, self.ecmp_seed)
+                  if self.uplinks_per_domain else None)
         for tier, size in enumerate(self.tier_sizes[:-1]):
             crosses = level > tier + 1
             offset = self._uplink_offsets[tier]
-            domains = -(-n // size)
-            hops.append(np.where(crosses, offset + src_nodes // size, -1))
-            hops.append(np.where(crosses, offset + domains + dst_nodes // size, -1))
+            links = self._links_per_domain(tier)
+            index = chosen[tier] if chosen is not None else 0
+            down = offset + (-(-n // size)) * links
+            hops.append(np.where(crosses, offset + (src_nodes // size) * links + index, -1))
+            hops.append(np.where(crosses, down + (dst_nodes // size) * links + index, -1))
         return Routes(self.level_latency_s[level], tuple(hops), egress=(0,))
 
     # -- closed form for a direct exchange ------------------------------------------------------

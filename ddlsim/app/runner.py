@@ -4,7 +4,8 @@
 every group and builds its object (cheap: constructors only parse and check); `run()` hands
 the components to the chosen task and raises `ConfigError` or `InfeasibleError` for a point
 that cannot run. `run_point()` is one point of a sweep: such a point becomes a row whose
-``status`` says why (``infeasible: ...`` or ``invalid: ...``), so that the sweep goes on.
+``status`` says why (``infeasible: ...``, ``invalid: ...``, or ``failed: ...`` for a captured
+program that exited), so that the sweep goes on.
 
 A sweep from Python is a loop over `ddlsim.Session` (`ddlsim.app.session`: it composes once per set
 of group choices and reuses unchanged groups' objects, milliseconds per configuration instead of
@@ -33,7 +34,7 @@ from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_opti
 from ddlsim.app.group_objects import GroupObjects
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.options import build_compute
-from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError, ProgramExitError
 from ddlsim.core.registry import TASKS, build, omegaconf_error_to_config_error, unknown_key_error
 from ddlsim.report.settings import ReportSettings
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
@@ -217,8 +218,10 @@ def failed_point(root: DictConfig, error: ConfigError | InfeasibleError) -> Task
 
 
 def error_status(error: DdlsimError) -> str:
-    """``infeasible: <reason>`` or ``invalid: <key = value: rule>``, on one line."""
-    kind = "infeasible" if isinstance(error, InfeasibleError) else "invalid"
+    """``infeasible: <reason>``, ``invalid: <key = value: rule>`` or, for a captured program that
+    exited instead of returning (`ProgramExitError`), ``failed: <key = value: rule>``, on one line."""
+    kind = ("infeasible" if isinstance(error, InfeasibleError) else
+            "failed" if isinstance(error, ProgramExitError) else "invalid")
     return f"{kind}: {' '.join(str(error).split())}"
 
 

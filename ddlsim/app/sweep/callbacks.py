@@ -248,10 +248,10 @@ class GatherResults(Callback):
         from ddlsim.report.make import make_report  # pandas and matplotlib, once per sweep
 
         statuses = frame["status"].astype(str) if "status" in frame else None
-        if statuses is not None and statuses.str.startswith("invalid: ").all():
-            # every job refused its config: nothing to report, and the sweep must not look done
+        if statuses is not None and statuses.str.startswith(("invalid: ", "failed: ")).all():
+            # every job refused its config (or its program exited): nothing to report, and the sweep must not look done
             raise SweepAborted(ConfigError("sweep", str(sweep_dir), f"every job was invalid, e.g. job "
-                                           f"{frame['job'].iloc[0]}: {statuses.iloc[0].removeprefix('invalid: ')}"))
+                                           f"{frame['job'].iloc[0]}: {statuses.iloc[0].split(': ', 1)[1]}"))
         try:
             report = make_report(frame, sweep_dir, report_settings(config))
         except ConfigError as error:  # the rows do not match the reference the report was asked for
@@ -262,3 +262,8 @@ class GatherResults(Callback):
         print(report.text)
         for path in report.paths:
             print(f"wrote {path}")
+        failed = statuses[statuses.str.startswith("failed: ")] if statuses is not None else ()
+        if len(failed):  # a program that exited: the rows are gathered, but the sweep did not succeed
+            first = frame.loc[failed.index[0]]
+            raise SweepAborted(ConfigError("sweep", str(sweep_dir), f"{len(failed)} job(s) failed, e.g. job "
+                                           f"{first['job']}: {failed.iloc[0].removeprefix('failed: ')}"))

@@ -36,6 +36,7 @@ from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.options import build_compute
 from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError, ProgramExitError
 from ddlsim.core.registry import TASKS, build, omegaconf_error_to_config_error, unknown_key_error
+from ddlsim.core.seeds import check_seed
 from ddlsim.report.settings import ReportSettings
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
 from ddlsim.training.settings import TrainingConfig, contention_setting, training_settings
@@ -144,6 +145,7 @@ def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], An
             raise ConfigError(group, "???", "is required; choose an option of this group")
     if check_keys:
         check_known_keys(given)
+    check_seed(OmegaConf.select(given, "seed", default=0), "seed")
     root = apply_assumptions(given)
     device = reuse("device", lambda: build("device", root.device))
     reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
@@ -162,6 +164,9 @@ def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], An
         output_dir=Path(output_dir) if output_dir is not None else None,
     )
     check_unread_groups(given, components.task)
+    reads = task_reads(components.task)
+    if {"model", "device"} <= set(reads) and getattr(components.model, "precision", None) is not None:
+        device.check_precision(components.model.precision, "model.precision")
     if check_assumptions:
         check_assumption_effect(given, task_reads(components.task), str(given.task.name))
     return components

@@ -181,7 +181,9 @@ def peak_of(device: Any, workload: Workload) -> float:
     """`device`'s dense peak at the precision the workload's plan names (NaN without a device)."""
     if device is None:
         return NAN
-    return device.peak(Precision(workload.plan.get("precision", Precision.BF16.value)))
+    precision = Precision(workload.plan.get("precision", Precision.BF16.value))
+    check = getattr(device, "check_precision", None)
+    return device.peak(check(precision) if check is not None else precision)
 
 
 def simulate_training(workload: Workload, pricer: Pricer, settings: TrainingSettings | None = None, *,

@@ -43,13 +43,20 @@ from ddlsim.core.files import atomic_write_text, check_writable_files, sha256_of
 from ddlsim.report.gather import (
     DEFINITION_NAME,
     DONE_NAME,
+    collectives_of,
     frame_of,
     inspect_sweep,
     job_identity,
     marker_problem,
     read_json,
 )
-from ddlsim.report.results import CSV_NAME, PARQUET_NAME
+from ddlsim.report.results import (
+    COLLECTIVES_CSV_NAME,
+    COLLECTIVES_PARQUET_NAME,
+    CSV_NAME,
+    PARQUET_NAME,
+    write_collectives,
+)
 from ddlsim.report.settings import ReportSettings
 
 PROGRESS_NAME = ".ddlsim_sweep.json"
@@ -233,8 +240,8 @@ class GatherResults(Callback):
             claim_sweep_dir(sweep_dir, sweep_definition(config), replace=bool(output.get("replace_sweep", False)))
         except DdlsimError as error:
             raise SweepAborted(error) from error
-        for name in (CSV_NAME, PARQUET_NAME):  # gathered afresh at the end; never left stale
-            (sweep_dir / name).unlink(missing_ok=True)
+        for name in (CSV_NAME, PARQUET_NAME, COLLECTIVES_CSV_NAME, COLLECTIVES_PARQUET_NAME):
+            (sweep_dir / name).unlink(missing_ok=True)  # gathered afresh at the end; never left stale
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -259,8 +266,10 @@ class GatherResults(Callback):
         bad = int((frame["status"] != "ok").sum()) if "status" in frame else 0
         print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs"
               + (f"; {bad} could not run (see their status)" if bad else "") + "\n")
+        collectives = collectives_of(jobs)
+        paths = [*report.paths, *(write_collectives(collectives, sweep_dir) if not collectives.empty else [])]
         print(report.text)
-        for path in report.paths:
+        for path in paths:
             print(f"wrote {path}")
         failed = statuses[statuses.str.startswith("failed: ")] if statuses is not None else ()
         if len(failed):  # a program that exited: the rows are gathered, but the sweep did not succeed

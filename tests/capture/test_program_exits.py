@@ -4,8 +4,11 @@ in a ``-m`` sweep the job is recorded as failed, the sweep goes on and ends with
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import textwrap
+import time
 
 import pandas as pd
 import pytest
@@ -126,3 +129,15 @@ def test_a_sweep_records_the_exiting_job_as_failed_and_goes_on(tmp_path, capsys)
     rows = pd.read_csv(sweep / "results.csv")
     assert len(rows) == 2
     assert rows["status"].iloc[0].startswith("failed: step = ") and rows["status"].iloc[1] == "ok"
+
+
+@pytest.mark.skipif(signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
+                    reason="SIGINT is not Python's default handler in this process (a test worker)")
+def test_a_real_ctrl_c_still_interrupts_the_capture():
+    def stop():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the signal arrives first
+
+    with pytest.raises(KeyboardInterrupt):
+        ddlsim.capture(_exiting_build(stop), [2], ["dp"])
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the watch put it back

@@ -67,7 +67,7 @@ def _job(config: DictConfig) -> None:
     output_dir = Path(hydra_config.runtime.output_dir)
     overrides = list(hydra_config.overrides.task)
     in_sweep = hydra_config.mode == RunMode.MULTIRUN
-    names = result_names(csv=config.output.csv, parquet=config.output.parquet)
+    names = result_names(csv=config.output.csv, parquet=config.output.parquet, collectives=True)
     if not in_sweep:
         try:
             check_writable_files(output_dir, names, "hydra.run.dir")
@@ -83,7 +83,8 @@ def _job(config: DictConfig) -> None:
         clear_job_marker(output_dir)
         result = run_point(config, output_dir=output_dir, objects=JOB_OBJECTS)
     frame = result.frame()
-    written = write_results(frame, output_dir, csv=config.output.csv, parquet=config.output.parquet)
+    written = write_results(frame, output_dir, csv=config.output.csv, parquet=config.output.parquet,
+                            collectives=result.collectives_frame())
     if in_sweep:
         mark_job_finished(output_dir, overrides, rows=len(frame), job=hydra_config.job.num, files=written)
     elif config.output.summary:

@@ -4,7 +4,8 @@
 every group and builds its object (cheap: constructors only parse and check); `run()` hands
 the components to the chosen task and raises `ConfigError` or `InfeasibleError` for a point
 that cannot run. `run_point()` is one point of a sweep: such a point becomes a row whose
-``status`` says why (``infeasible: ...`` or ``invalid: ...``), so that the sweep goes on.
+``status`` says why (``infeasible: ...``, ``invalid: ...``, or ``failed: ...`` for a captured
+program that exited), so that the sweep goes on.
 
 A sweep from Python is a loop over `ddlsim.Session` (`ddlsim.app.session`: it composes once per set
 of group choices and reuses unchanged groups' objects, milliseconds per configuration instead of
@@ -33,8 +34,9 @@ from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_opti
 from ddlsim.app.group_objects import GroupObjects
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.compute.options import build_compute
-from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
+from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError, ProgramExitError
 from ddlsim.core.registry import TASKS, build, omegaconf_error_to_config_error, unknown_key_error
+from ddlsim.core.seeds import check_seed
 from ddlsim.report.settings import ReportSettings
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label, task_reads
 from ddlsim.training.settings import TrainingConfig, contention_setting, training_settings
@@ -143,6 +145,7 @@ def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], An
             raise ConfigError(group, "???", "is required; choose an option of this group")
     if check_keys:
         check_known_keys(given)
+    check_seed(OmegaConf.select(given, "seed", default=0), "seed")
     root = apply_assumptions(given)
     device = reuse("device", lambda: build("device", root.device))
     reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
@@ -161,6 +164,9 @@ def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], An
         output_dir=Path(output_dir) if output_dir is not None else None,
     )
     check_unread_groups(given, components.task)
+    reads = task_reads(components.task)
+    if {"model", "device"} <= set(reads) and getattr(components.model, "precision", None) is not None:
+        device.check_precision(components.model.precision, "model.precision")
     if check_assumptions:
         check_assumption_effect(given, task_reads(components.task), str(given.task.name))
     return components
@@ -217,8 +223,10 @@ def failed_point(root: DictConfig, error: ConfigError | InfeasibleError) -> Task
 
 
 def error_status(error: DdlsimError) -> str:
-    """``infeasible: <reason>`` or ``invalid: <key = value: rule>``, on one line."""
-    kind = "infeasible" if isinstance(error, InfeasibleError) else "invalid"
+    """``infeasible: <reason>``, ``invalid: <key = value: rule>`` or, for a captured program that
+    exited instead of returning (`ProgramExitError`), ``failed: <key = value: rule>``, on one line."""
+    kind = ("infeasible" if isinstance(error, InfeasibleError) else
+            "failed" if isinstance(error, ProgramExitError) else "invalid")
     return f"{kind}: {' '.join(str(error).split())}"
 
 

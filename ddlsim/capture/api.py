@@ -30,11 +30,12 @@ from typing import Any
 
 import pandas as pd
 
+from ddlsim.capture.exits import ENTRY_MODULE_PREFIX, describe_function, import_failure
 from ddlsim.capture.moe import expert_load_context
 from ddlsim.capture.program import CapturedProgram, records_frame, replays_frame
 from ddlsim.capture.session import MeshLayout, run_rank
 from ddlsim.capture.throughput import check_declared, declarations
-from ddlsim.core.errors import ConfigError
+from ddlsim.core.errors import ConfigError, debug_cause
 
 
 def resolve_entry(entry: str) -> Callable[..., Any]:
@@ -63,13 +64,15 @@ def _import(entry: str, module_name: str) -> Any:
         raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from error
     except ImportError as error:
         raise ConfigError("entry", entry, f"cannot import {module_name}: {error}") from error
+    except (Exception, SystemExit) as error:  # a syntax error, a NameError at module level, sys.exit()
+        raise import_failure(entry, module_name, error) from debug_cause(error)
 
 
 def _load_file(entry: str, path_text: str) -> Any:
     path = Path(path_text).expanduser().resolve()
     if not path.is_file():
         raise ConfigError("entry", entry, f"no such file {path}")
-    name = f"ddlsim_entry_{path.stem}_{zlib.crc32(str(path).encode()):08x}"
+    name = f"{ENTRY_MODULE_PREFIX}{path.stem}_{zlib.crc32(str(path).encode()):08x}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look the module up by name
@@ -78,13 +81,10 @@ def _load_file(entry: str, path_text: str) -> Any:
     except ImportError as error:
         sys.modules.pop(name, None)
         raise ConfigError("entry", entry, f"cannot import {path}: {error}") from error
+    except (Exception, SystemExit) as error:  # a syntax error, a NameError at module level, sys.exit()
+        sys.modules.pop(name, None)
+        raise import_failure(entry, str(path), error) from debug_cause(error)
     return module
-
-
-def describe_function(function: Any) -> str:
-    """``module:qualname`` of a function (of the wrapped one for a `functools.partial`)."""
-    inner = getattr(function, "func", function)
-    return f"{getattr(inner, '__module__', '?')}:{getattr(inner, '__qualname__', type(inner).__name__)}"
 
 
 def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[int, ...], tuple[int, ...]]:

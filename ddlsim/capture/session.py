@@ -28,6 +28,7 @@ from ddlsim.capture.attribution import Attribution
 from ddlsim.capture.compiled import compile_runs_eager
 from ddlsim.capture.ddp import ddp_on_fake_process_group
 from ddlsim.capture.devices import cuda_on_fake_device
+from ddlsim.capture.exits import program_exits
 from ddlsim.capture.failures import build_error, torch_tracebacks_quiet
 from ddlsim.capture.fsdp import lazy_fsdp_chunks
 from ddlsim.capture.gpu_paths import cuda_code_paths
@@ -106,6 +107,23 @@ def optimizer_state_unrecorded(recorder: Recorder) -> Iterator[None]:
         yield
 
 
+def _record_step(step: Callable[[], Any], warmup: int, timeline: Timeline, recorder: Recorder,
+                 replicator: Replicator | None, attribution: Attribution) -> None:
+    """`warmup` unrecorded steps, then the recorded one."""
+    with attribution.tracking(), unpacked_sequences(), program_exits("step", step):
+        for _ in range(warmup):
+            step()
+        timeline.reset()
+        recorder.records.clear()
+        recorder.replayed = 0
+        if replicator is not None:
+            replicator.reset()
+        attribution.region = "forward"
+        recorder.recording = True
+        step()
+    recorder.recording = False
+
+
 def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0,
              replicate: bool = False) -> tuple[list[OpRecord], list[Replay]]:
     """The records of one step of `build`'s program as `rank` (see the module docstring), and the
@@ -121,22 +139,12 @@ def run_rank(build: Build, layout: MeshLayout, rank: int, warmup: int = 0,
                     optimizer_state_unrecorded(recorder), stage_votes_locally(), ddp_on_fake_process_group(), \
                     lazy_fsdp_chunks(), cuda_code_paths(), replicate_chunks(replicator), torch_tracebacks_quiet(), \
                     initialisers_skip_fake_tensors(), compile_runs_eager(), cuda_on_fake_device(), fake_mode, recorder:
-                step = build(mesh)
+                with program_exits("build", build):
+                    step = build(mesh)
                 if not callable(step):
                     raise ConfigError("build", type(step).__name__, "must return step(), a function that runs one "
                                                                     "training iteration")
-                with attribution.tracking(), unpacked_sequences():
-                    for _ in range(warmup):
-                        step()
-                    timeline.reset()
-                    recorder.records.clear()
-                    recorder.replayed = 0
-                    if replicator is not None:
-                        replicator.reset()
-                    attribution.region = "forward"
-                    recorder.recording = True
-                    step()
-                recorder.recording = False
+                _record_step(step, warmup, timeline, recorder, replicator, attribution)
         except DdlsimError:
             raise
         except Exception as error:

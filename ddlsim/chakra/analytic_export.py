@@ -26,13 +26,17 @@ four layers is four nodes), in stream order:
 
 In the file of the first rank of each stage, the first node of every op carries the op whole as
 JSON (``ddlsim.op``; the other ranks of the stage run the same ops), and each file's
-GlobalMetadata the workload (``ddlsim.analytic``) and its stage (``ddlsim.stage``), so that
+GlobalMetadata the workload (``ddlsim.analytic``), its stage (``ddlsim.stage``), its rank
+(``ddlsim.rank``) and the SHA-256 of the bytes of its nodes (``ddlsim.nodes_sha256``), so that a
+truncated, corrupted or swapped file of any rank is refused, and so that
 `analytic_load` rebuilds the graph exactly; compute keeps its exported time, collectives are
 priced again on the importer's fabric.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -44,7 +48,9 @@ from ddlsim.chakra.schema import (
     ANALYTIC_ATTR,
     COMM_TYPES,
     ET,
+    NODES_SHA256_ATTR,
     OP_ATTR,
+    RANK_ATTR,
     SCHEMA_VERSION,
     STAGE_ATTR,
     GroupIds,
@@ -237,13 +243,17 @@ def write_workload_chakra(workload: Workload, graph: IterationGraph, directory: 
         for send in layout.trailing.get(writer.stage, ()):
             writer.receive(graph.ops[send], layout.ops_of[writer.stage][-1].stream)
         path = directory / f"{workload.name}.{rank}.et"
+        body = io.BytesIO()
+        for node in writer.nodes:
+            write_message(body, node)
+        header = ET.GlobalMetadata(version=SCHEMA_VERSION)
+        header.attr.add(name=ANALYTIC_ATTR, string_val=header_record)
+        header.attr.add(name=STAGE_ATTR, int64_val=writer.stage)
+        header.attr.add(name=RANK_ATTR, int64_val=rank)
+        header.attr.add(name=NODES_SHA256_ATTR, string_val=hashlib.sha256(body.getbuffer()).hexdigest())
         with path.open("wb") as handle:
-            header = ET.GlobalMetadata(version=SCHEMA_VERSION)
-            header.attr.add(name=ANALYTIC_ATTR, string_val=header_record)
-            header.attr.add(name=STAGE_ATTR, int64_val=writer.stage)
             write_message(handle, header)
-            for node in writer.nodes:
-                write_message(handle, node)
+            handle.write(body.getbuffer())
         written.append(path)
     groups.write(directory)
     return written

@@ -21,9 +21,9 @@ from typing import Any
 
 from ddlsim.capture.simulation import ProgramResult
 from ddlsim.chakra.checks import check_graph
-from ddlsim.chakra.files import attribute, read_et
+from ddlsim.chakra.files import attribute, read_et, read_et_digest
 from ddlsim.chakra.graph_records import FORMAT, compute_estimate_of, settings_of, task_of, workload_of
-from ddlsim.chakra.schema import ANALYTIC_ATTR, OP_ATTR, STAGE_ATTR
+from ddlsim.chakra.schema import ANALYTIC_ATTR, NODES_SHA256_ATTR, OP_ATTR, RANK_ATTR, STAGE_ATTR
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate
 from ddlsim.core.work import Workload
@@ -118,7 +118,9 @@ def _json(text: str, key: str, file: Path, what: str) -> Any:
 
 def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> AnalyticTrace:
     """The `AnalyticTrace` of files that `analytic_export` wrote (`load.load_chakra` calls this):
-    every file's header must be the same export's; the first rank of each stage holds its ops."""
+    every file's header must be the same export's and name the file's rank and stage, and every
+    file's nodes must match the SHA-256 its header records (a truncated, corrupted or swapped file
+    of any rank is refused); the first rank of each stage holds its ops."""
     text = attribute(read_et(files[0], header_only=True)[0], ANALYTIC_ATTR)
     header = _json(text, key, files[0], "workload")
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -130,12 +132,16 @@ def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> Analyti
                                       "ranks")
     stage_ranks = len(files) // int(header["stages"])
     records: dict[int, dict[str, Any]] = {}
+    changed: list[Path] = []  # files whose nodes are not the ones the export wrote
     for rank, file in enumerate(files):
-        file_header, nodes = read_et(file, header_only=rank % stage_ranks != 0)
+        file_header, nodes, digest = read_et_digest(file, with_nodes=rank % stage_ranks == 0)
         check_graph(file, nodes)
-        if attribute(file_header, ANALYTIC_ATTR) != text or attribute(file_header, STAGE_ATTR) != rank // stage_ranks:
+        if (attribute(file_header, ANALYTIC_ATTR) != text or attribute(file_header, STAGE_ATTR) != rank // stage_ranks
+                or attribute(file_header, RANK_ATTR) != rank):
             raise ConfigError(key, str(file), f"is not rank {rank} of the export {files[0].name} belongs to; export "
                                               "every rank again (write_workload_chakra)")
+        if attribute(file_header, NODES_SHA256_ATTR) != digest:
+            changed.append(file)
         for node in nodes:
             record_text = attribute(node, OP_ATTR)
             if record_text is not None:
@@ -146,5 +152,9 @@ def analytic_trace(trace: str, files: list[Path], key: str = "trace") -> Analyti
     if missing or len(records) != expected:
         raise ConfigError(key, trace, f"misses op {missing[0] if missing else expected} of the {expected} ops of the "
                                       "analytic graph; export every rank again (write_workload_chakra)")
+    if changed:
+        raise ConfigError(key, str(changed[0]), f"is truncated or changed since the export ({len(changed)} of the "
+                                                f"{len(files)} rank files): its nodes do not match the SHA-256 its "
+                                                "header records; export every rank again (write_workload_chakra)")
     return AnalyticTrace(workload=workload_of(header), header=header,
                          ops=tuple(records[index] for index in range(expected)))

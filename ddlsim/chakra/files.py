@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
-from ddlsim.chakra.protoio import first_message_bytes, message_bytes
+from ddlsim.chakra.protoio import TruncatedError, first_message_bytes, message_bytes, read_varint
 from ddlsim.chakra.schema import ET, attribute_value
 from ddlsim.core.errors import ConfigError
 
@@ -45,9 +46,31 @@ def read_et(file: Path, *, header_only: bool = False) -> tuple[Any, list[Any]]:
             header = ET.GlobalMetadata.FromString(first)
             nodes = [ET.Node.FromString(message) for message in messages]
     except Exception as error:  # protobuf's DecodeError, a truncated prefix or message, an empty file
-        reason = str(error).splitlines()[0] if str(error) else "unreadable"
-        raise ConfigError("trace", str(file), f"is not a Chakra ET ({type(error).__name__}: {reason})") from None
+        raise _not_an_et(file, error) from None
     return header, nodes
+
+
+def read_et_digest(file: Path, *, with_nodes: bool) -> tuple[Any, list[Any], str]:
+    """The GlobalMetadata of one ET file, its nodes (none unless `with_nodes`) and the SHA-256 of
+    the bytes after the GlobalMetadata (what an analytic export records, `analytic_export`)."""
+    try:
+        data = memoryview(file.read_bytes())
+        if not len(data):
+            raise ValueError("the file is empty")
+        size, start = read_varint(data, 0)
+        if start + size > len(data):
+            raise TruncatedError(f"the file ends inside its first message of {size} bytes")
+        header = ET.GlobalMetadata.FromString(data[start:start + size])
+        body = data[start + size:]
+        nodes = [ET.Node.FromString(message) for message in message_bytes(body)] if with_nodes else []
+    except Exception as error:  # protobuf's DecodeError, a truncated prefix or message, an empty file
+        raise _not_an_et(file, error) from None
+    return header, nodes, hashlib.sha256(body).hexdigest()
+
+
+def _not_an_et(file: Path, error: BaseException) -> ConfigError:
+    reason = str(error).splitlines()[0] if str(error) else "unreadable"
+    return ConfigError("trace", str(file), f"is not a Chakra ET ({type(error).__name__}: {reason})")
 
 
 def attributes(message: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from ddlsim.core.work import ComputeTask, ShardSignature, Workload
 from ddlsim.training.graph import Op, OpKind
 from ddlsim.training.settings import TrainingSettings
 
-FORMAT = "ddlsim.analytic/1"
+FORMAT = "ddlsim.analytic/2"  # 2: every file records its rank and the SHA-256 of its nodes
 # The settings that shaped the graph (its streams, buckets and schedule); contention is the importer's.
 SHAPING_SETTINGS = ("overlap", "bucket_size_bytes", "schedule", "engine", "overlap_p2p_comm")
 

@@ -48,9 +48,19 @@ class DeviceSpec:
     memory_bandwidth_bps: float
     peak_flop_per_s: dict[Precision, float]
     profile_name: str = ""
+    unsupported: frozenset[Precision] = frozenset()
 
     def peak(self, precision: Precision | str) -> float:
         return self.peak_flop_per_s[Precision(precision)]
+
+    def check_precision(self, precision: Precision | str, key: str = "model.precision") -> Precision:
+        """`precision` if the device computes in it, else a `ConfigError` naming `key` (fp8 on an A100)."""
+        if Precision(precision) in self.unsupported:
+            supported = ", ".join(item.value for item in Precision if item not in self.unsupported)
+            raise ConfigError(key, Precision(precision).value, f"device {self.name} ({self.label}) has no "
+                              f"{Precision(precision).value} tensor cores; choose one of {supported}, or a device "
+                              "that has them")
+        return Precision(precision)
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:
@@ -74,6 +84,8 @@ class DeviceSpec:
                                                            "memory_bandwidth"),
             peak_flop_per_s=peaks,
             profile_name=config.profile_name or sheet.profile_name or local_cpu_name(),
+            # a rate given in the config makes the precision the device's, whatever the datasheet says
+            unsupported=frozenset(Precision(name) for name in sheet.unsupported if not getattr(config, f"peak_{name}")),
         )
 
 

@@ -62,9 +62,15 @@ class ConfigError(DdlsimError, ValueError):
         if not prefix:
             return self
         key = f"{prefix}.{self.key}" if self.key else prefix
-        error = ConfigError(key, self.value, self.rule)
+        error = type(self)(key, self.value, self.rule)
         error.__cause__ = self.__cause__
         return error
+
+
+class ProgramExitError(ConfigError):
+    """The user's program (a capture's build or step function) exited instead of returning:
+    ``sys.exit``, ``exit()``, or a `KeyboardInterrupt` it raised itself. A single run ends with its
+    one line; a sweep records the job as ``failed: ...`` and ends with a non-zero status."""
 
 
 class InfeasibleError(DdlsimError):

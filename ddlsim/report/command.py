@@ -6,7 +6,9 @@
 
 PATH may be a sweep directory (its jobs are gathered afresh, so an interrupted sweep reports
 what finished), a run directory or a results file. Files go to --out (default: PATH's
-directory): results.csv, results.parquet, side_by_side.csv and figures/*.png|pdf.
+directory): results.csv, results.parquet, side_by_side.csv and figures/*.png|pdf, and, when the
+runs wrote them, collectives.csv and collectives.parquet (the long-form per-collective breakdown,
+read from the run or the sweep's jobs and written back unchanged; docs/training.md).
 
 A job whose rows fail their done marker's checksum (cut short, emptied, changed) is named on
 stderr and left out; the report covers the rest and the exit status is 1. Rerun the sweep into
@@ -23,9 +25,10 @@ from pathlib import Path
 import pandas as pd
 
 from ddlsim.report.figures import KINDS
-from ddlsim.report.gather import frame_of, inspect_sweep, is_sweep_dir, load_results
+from ddlsim.report.gather import collectives_of, frame_of, inspect_sweep, is_sweep_dir, load_collectives, load_results
 from ddlsim.report.make import make_report
 from ddlsim.report.references.index import reference_aliases, reference_names
+from ddlsim.report.results import write_collectives
 from ddlsim.report.settings import ReportSettings
 
 
@@ -53,9 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.path.is_dir() and is_sweep_dir(args.path):
             jobs = inspect_sweep(args.path)
             frame = frame_of(jobs)
+            collectives = collectives_of(jobs)
             problems = jobs.problems()
         else:
             frame = load_results(args.path)
+            collectives = load_collectives(args.path)
     except (FileNotFoundError, pd.errors.EmptyDataError, pd.errors.ParserError, ValueError) as error:
         print(f"ddlsim-report: error: {args.path}: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
@@ -74,8 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyError, ValueError) as error:
         print(f"ddlsim-report: error: {error}", file=sys.stderr)
         return 2
+    paths = list(report.paths)
+    if write_tables and not collectives.empty:
+        paths += write_collectives(collectives, out)
     print(report.text)
-    for path in report.paths:
+    if not collectives.empty:
+        print(f"{len(collectives)} collective rows of {collectives['collective'].nunique()} collectives")
+    for path in paths:
         print(f"wrote {path}")
     return 1 if problems else 0
 

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from omegaconf import OmegaConf
 
 from ddlsim.core.files import sha256_of
-from ddlsim.report.results import CSV_NAME, PARQUET_NAME
+from ddlsim.report.results import (
+    COLLECTIVES_CSV_NAME,
+    COLLECTIVES_PARQUET_NAME,
+    CSV_NAME,
+    PARQUET_NAME,
+    read_collectives,
+)
 
 if TYPE_CHECKING:  # pandas loads where rows are read, not when a sweep job starts
     import pandas as pd
@@ -166,6 +172,40 @@ def frame_of(jobs: SweepJobs) -> pd.DataFrame:
         frames.append(pd.concat([labels, frame], axis=1))  # one concat: a wide frame stays unfragmented
     frames = [frame for frame in frames if not frame.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def collectives_of(jobs: SweepJobs) -> pd.DataFrame:
+    """The long-form collectives (`collectives.csv`) of the good jobs, led by a ``job`` column, in
+    the sweep's order; empty when no job wrote any. A job's files were verified with its rows; the
+    Parquet file is read where there is one (its column types are the run's own, empty texts included)."""
+    import pandas as pd
+
+    frames = []
+    for directory, marker in jobs.good:
+        name = next((name for name in (COLLECTIVES_PARQUET_NAME, COLLECTIVES_CSV_NAME)
+                     if name in (marker.get("files") or {})), None)
+        if name is not None:
+            frame = read_collectives(directory / name)
+            frames.append(pd.concat([pd.DataFrame({"job": directory.name}, index=frame.index), frame], axis=1))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def load_collectives(path: str | Path) -> pd.DataFrame:
+    """The long-form collectives of a run directory, of the run a results file belongs to (the
+    file beside it), a ``collectives.csv``/``.parquet`` itself, or a sweep directory's verified
+    jobs; empty when there are none."""
+    import pandas as pd
+
+    path = Path(path)
+    if path.is_file() and path.name in (COLLECTIVES_CSV_NAME, COLLECTIVES_PARQUET_NAME):
+        return read_collectives(path)
+    directory = path.parent if path.is_file() else path
+    if path.is_dir() and is_sweep_dir(path):
+        return collectives_of(inspect_sweep(path))
+    for name in (COLLECTIVES_PARQUET_NAME, COLLECTIVES_CSV_NAME):
+        if (directory / name).is_file():
+            return read_collectives(directory / name)
+    return pd.DataFrame()
 
 
 def gather_results(sweep_dir: str | Path) -> pd.DataFrame:

@@ -49,12 +49,22 @@ class Components:
 
 @dataclass
 class TaskResult:
-    """Tidy result rows (one dict per row, unit-suffixed keys) and a short human summary."""
+    """Tidy result rows (one dict per row, unit-suffixed keys) and a short human summary.
+
+    `collectives`: the long form of the rows' per-collective breakdown, one row per run x collective,
+    each keyed by ``run_id`` (the index of its row in `rows`): ``collectives.csv`` (docs/training.md).
+    """
 
     rows: list[Row] = field(default_factory=list)
     summary: str = ""
+    collectives: list[Row] = field(default_factory=list)
 
     def frame(self):  # -> pandas.DataFrame, imported lazily to keep start-up light
         import pandas as pd
 
         return pd.DataFrame(self.rows)
+
+    def collectives_frame(self):  # -> pandas.DataFrame
+        from ddlsim.report.results import rows_to_frame
+
+        return rows_to_frame(self.collectives)

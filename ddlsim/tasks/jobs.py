@@ -18,17 +18,19 @@ Rows: ``job_id``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ddlsim.core.errors import ConfigError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import TASKS
+from ddlsim.core.seeds import check_seed
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.report.quantities import format_duration
 from ddlsim.tasks.base import Components, Row, TaskResult, config_label
-from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs
+from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
 from ddlsim.tasks.train import algorithm_label
 
 
@@ -127,6 +129,7 @@ class JobsTask:
     progress: bool
     num_jobs: int = 2
     name: str = "jobs"
+    count_key: tuple[str, int] = ("task.num_jobs", 2)  # what sets the number of jobs, and its value
 
     @classmethod
     def from_config(cls, config: JobsTaskConfig) -> JobsTask:
@@ -138,17 +141,34 @@ class JobsTask:
             raise ConfigError("slot_nodes", config.slot_nodes, "must be >= 0 (0: the fabric's smallest domain)")
         if not specs and config.num_jobs < 1:
             raise ConfigError("num_jobs", config.num_jobs, "must be >= 1")
-        return cls(tuple(specs), config.placement, config.seed, config.slot_nodes, config.iterations,
-                   bool(config.progress), config.num_jobs)
+        return cls(tuple(specs), config.placement, check_seed(config.seed), config.slot_nodes, config.iterations,
+                   bool(config.progress), config.num_jobs, count_key=job_count_key(config.jobs, config.num_jobs))
 
     def job_models(self, components: Components) -> tuple[list[JobSpec], list[tuple[Any, Any]]]:
         """The jobs and their (model, parallel) objects: the task's list or mix, else ``num_jobs``
         copies of the model group's model with the parallel group's degrees."""
         if self.specs:
             specs = list(self.specs)
-            return specs, [build_job_model(spec, f"task.jobs[{index}]") for index, spec in enumerate(specs)]
+            built: dict[int, tuple[Any, Any]] = {}  # a job of count n is one spec n times: built once
+            for index, spec in enumerate(specs):
+                if id(spec) not in built:
+                    built[id(spec)] = build_job_model(spec, f"task.jobs[{index}]")
+            return specs, [built[id(spec)] for spec in specs]
         spec = JobSpec(config_label(components.config, "model"), {}, {})
         return [spec] * self.num_jobs, [(components.model, components.parallel)] * self.num_jobs
+
+    def check_count(self, fabric: Any, label: str) -> None:
+        """Refuse more jobs than the fabric has slots (each job takes at least one) before any job is
+        built: ``num_jobs=1000000`` ends in milliseconds, not after a million workloads."""
+        count = len(self.specs) if self.specs else self.num_jobs
+        slot = self.slot_nodes or fabric_slot_nodes(fabric)
+        most = fabric.num_nodes // slot
+        if count > most:
+            key, value = self.count_key if self.specs else ("task.num_jobs", self.num_jobs)
+            slot_text = f"{slot} nodes" if slot > 1 else "1 node"
+            raise InfeasibleError(f"{key} = {value}: {count:,} jobs do not fit on the {fabric.num_nodes:,} nodes of "
+                                  f"fabric {label}: each job takes at least one slot of {slot_text}, so at most "
+                                  f"{most:,} jobs fit")
 
     def run(self, components: Components) -> TaskResult:
         from tqdm import tqdm
@@ -160,8 +180,13 @@ class JobsTask:
 
         fabric, device = components.fabric, components.device
         settings = run_settings(components.config)
+        self.check_count(fabric, config_label(components.config, "fabric"))
         specs, built = self.job_models(components)
-        sources = [job_source(model, parallel, device) for model, parallel in built]
+        made: dict[tuple[int, int], Any] = {}  # copies of one job share its model: one workload each
+        for model, parallel in built:
+            if (id(model), id(parallel)) not in made:
+                made[(id(model), id(parallel))] = job_source(model, parallel, device)
+        sources = [made[(id(model), id(parallel))] for model, parallel in built]
         placements = self.place(fabric, [int(source.num_ranks) for source in sources], specs)
         jobs = []
         bar = tqdm(list(zip(sources, placements)), desc="pricing jobs", unit="job", leave=False,
@@ -185,7 +210,19 @@ class JobsTask:
         return place_jobs_on_nodes(fabric.num_nodes, sizes, self.placement, slot_nodes=slot,
                                    domain_nodes=top_domain_nodes(fabric.domain_sizes(), fabric.num_nodes),
                                    seed=self.seed, explicit=[spec.nodes for spec in specs],
-                                   names=[f"task.jobs[{index}]" for index in range(len(sizes))])
+                                   names=[f"task.jobs[{index}]" if self.specs else f"job {index} of task.num_jobs"
+                                          for index in range(len(sizes))])
+
+
+def job_count_key(jobs: Any, num_jobs: int) -> tuple[str, int]:
+    """The key that sets the number of jobs of a list and its value: the item with the largest
+    ``count`` (``task.jobs[3].count``), else the list itself and its length; ``task.num_jobs`` for a mix."""
+    items = [item if isinstance(item, Mapping) else {} for item in plain(jobs) or []]
+    if not items:
+        return "task.num_jobs", num_jobs
+    counts = [item.get("count", 1) if isinstance(item.get("count", 1), int) else 1 for item in items]
+    index = max(range(len(counts)), key=lambda position: (counts[position], -position))
+    return (f"task.jobs[{index}].count", counts[index]) if counts[index] > 1 else ("task.jobs", len(items))
 
 
 def fabric_slot_nodes(fabric: Any) -> int:

@@ -34,6 +34,7 @@ import numpy as np
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import TASKS
+from ddlsim.core.seeds import check_seed
 from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_nodes, top_domain_nodes
 from ddlsim.network.fabrics.topoopt.shared_cluster import FIG16_SYSTEMS, SHARDED, shared_fat_tree
 from ddlsim.tasks.base import Components, Row, TaskResult
@@ -109,7 +110,7 @@ class TopoOptJobsTask:
             collectives.append((system, algorithm, algorithm_label(plain(node))))
         return cls(systems, config.num_servers, config.degree,
                    units.parse_bandwidth_bps(config.link_bandwidth, "link_bandwidth"), config.gpus_per_server,
-                   config.servers_per_job, tuple(specs), config.placement, config.seed, config.iterations,
+                   config.servers_per_job, tuple(specs), config.placement, check_seed(config.seed), config.iterations,
                    tuple(collectives), bool(config.progress))
 
     def algorithm_for(self, system: str, default: Any, default_label: str) -> tuple[Any, str]:

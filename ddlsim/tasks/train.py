@@ -30,6 +30,7 @@ from ddlsim.tasks.base import Components, Row, TaskResult, config_label
 from ddlsim.training.at_scale.costs import COLUMNS as AT_SCALE_COLUMNS
 from ddlsim.training.run import train_on_fabric
 from ddlsim.training.settings import run_settings
+from ddlsim.training.simulate import collective_rows
 
 ON_INFEASIBLE = ("row", "error")
 
@@ -181,7 +182,10 @@ class TrainTask:
             row["trace_file"] = str(write_run_trace(result, components, algorithm))
         if settings.chakra:
             row["chakra_dir"] = str(write_run_chakra(components, algorithm, settings))
-        return TaskResult(rows=[row], summary=summarize_row(row))
+        # the run's labels, but `algorithm`: in the long form that is the algorithm each collective ran
+        run = {key: value for key, value in labels.items() if key != "algorithm"}
+        collectives = [{"run_id": 0, **run, **item} for item in collective_rows(result.iteration)]
+        return TaskResult(rows=[row], summary=summarize_row(row), collectives=collectives)
 
 
 def write_run_chakra(components: Components, algorithm: Any = None, settings: Any = None) -> Path:

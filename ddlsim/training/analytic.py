@@ -22,6 +22,7 @@ op by op.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 
@@ -189,6 +190,9 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     hidden_s = comm_s - exposed_s
     if hidden_s < ROUNDING * max(iteration_s, 1e-300):
         hidden_s = 0.0
+        # nothing hidden: no collective ran beside compute or another collective, so each was exposed
+        # for its whole time; otherwise the closed form does not say which was (exposed_s stays NaN)
+        breakdowns = tuple(dataclasses.replace(item, exposed_s=item.time_s) for item in breakdowns)
     return IterationSummary(
         iteration_time_s=iteration_s, compute_time_s=compute_s, comm_time_s=comm_s, exposed_comm_time_s=exposed_s,
         hidden_comm_time_s=hidden_s, comm_latency_s=sum(item.latency_s for item in breakdowns),

@@ -138,6 +138,18 @@ class TrainingResult:
         return row
 
 
+def collective_rows(iteration: Any) -> list[dict[str, Any]]:
+    """One row per collective of `iteration` (an `IterationSummary`): the long form of the
+    ``comm_<name>_*`` columns, with the bytes and the exposed time they leave out (`collectives.csv`,
+    docs/training.md). `size_bytes` is what each rank contributes, summed over the calls; `alone_s`
+    is the time with nothing else on the fabric (`time_s` when nothing shared it)."""
+    return [{"collective": item.key, "op": item.op, "algorithm": item.algorithm, "calls": item.calls,
+             "group_size": item.group_size, "size_bytes": item.size_bytes, "time_s": item.time_s,
+             "latency_s": item.latency_s, "transfer_s": item.transfer_s, "reduction_s": item.compute_s,
+             "exposed_s": item.exposed_s, "alone_s": item.time_s if item.alone_s is None else item.alone_s}
+            for item in iteration.collectives]
+
+
 def build_graph(workload: Workload, pricer: Pricer, settings: TrainingSettings) -> IterationGraph:
     return select_schedule(settings, workload)(workload, pricer, settings)
 
@@ -197,7 +209,9 @@ def peak_of(device: Any, workload: Workload) -> float:
     """`device`'s dense peak at the precision the workload's plan names (NaN without a device)."""
     if device is None:
         return NAN
-    return device.peak(Precision(workload.plan.get("precision", Precision.BF16.value)))
+    precision = Precision(workload.plan.get("precision", Precision.BF16.value))
+    check = getattr(device, "check_precision", None)
+    return device.peak(check(precision) if check is not None else precision)
 
 
 def checkpoint_bytes(workload: Workload) -> int:

@@ -7,6 +7,7 @@ order, one pass suffices, and the result is deterministic.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -76,6 +77,9 @@ class CollectiveBreakdown:
     transfer_s: float
     compute_s: float
     alone_s: float | None = None
+    # time its calls ran while the device computed nothing (`exposed_s`); NaN where the iteration
+    # is summed up in closed form, not placed op by op
+    exposed_s: float = math.nan
 
     @property
     def slowdown(self) -> float:
@@ -159,6 +163,31 @@ def _idle_s(graph: IterationGraph, placement: Placement, stage: int) -> float:
     return idle if idle > ROUNDING * max(placement.makespan_s, 1e-300) else 0.0
 
 
+def merged(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of `intervals` as sorted, disjoint intervals (empty ones left out)."""
+    union: list[tuple[float, float]] = []
+    for start, end in sorted(interval for interval in intervals if interval[1] > interval[0]):
+        if union and start <= union[-1][1]:
+            union[-1] = (union[-1][0], max(union[-1][1], end))
+        else:
+            union.append((start, end))
+    return union
+
+
+def uncovered_s(intervals: list[tuple[float, float]], cover: list[tuple[float, float]]) -> float:
+    """The length of the union of `intervals` outside `cover` (sorted, disjoint: `merged`)."""
+    total, position = 0.0, 0
+    for start, end in merged(intervals):
+        total += end - start
+        while position < len(cover) and cover[position][1] <= start:
+            position += 1
+        index = position
+        while index < len(cover) and cover[index][0] < end:
+            total -= min(end, cover[index][1]) - max(start, cover[index][0])
+            index += 1
+    return max(total, 0.0)
+
+
 def summarize(graph: IterationGraph, placement: Placement | None = None) -> IterationSummary:
     placement = placement or place(graph)
     focus = _focus_stage(graph)
@@ -166,9 +195,12 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
     groups: dict[str, list] = defaultdict(list)
+    computing: list[tuple[float, float]] = []  # when the focus device computes
     for op in graph.ops:
         if op.kind is OpKind.COMPUTE:
             assert isinstance(op.estimate, ComputeEstimate)
+            if focus is None or op.stage == focus:
+                computing.append((placement.start_s[op.index], placement.end_s[op.index]))
             compute_by_stream[op.stream] += op.duration_s
             by_source[op.estimate.source.value] += op.duration_s
             devices[op.estimate.device] = None
@@ -176,6 +208,7 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
             assert isinstance(op.task, CollectiveCall)
             groups[collective_key(op.task)].append(op)
     breakdowns = []
+    cover = merged(computing)
     for key, ops in groups.items():
         estimates = [op.estimate for op in ops]
         assert all(isinstance(estimate, CollectiveEstimate) for estimate in estimates)
@@ -191,6 +224,7 @@ def summarize(graph: IterationGraph, placement: Placement | None = None) -> Iter
             transfer_s=sum(op.estimate.transfer_s * op.executions for op in ops),
             compute_s=sum(op.estimate.compute_s * op.executions for op in ops),
             alone_s=None if placement.contended_s is None else sum(op.duration_s for op in ops),
+            exposed_s=uncovered_s([(placement.start_s[op.index], placement.end_s[op.index]) for op in ops], cover),
         ))
     iteration_s = placement.makespan_s
     compute_s = max(compute_by_stream.values(), default=0.0)

@@ -43,13 +43,20 @@ from ddlsim.core.files import atomic_write_text, check_writable_files, sha256_of
 from ddlsim.report.gather import (
     DEFINITION_NAME,
     DONE_NAME,
+    collectives_of,
     frame_of,
     inspect_sweep,
     job_identity,
     marker_problem,
     read_json,
 )
-from ddlsim.report.results import CSV_NAME, PARQUET_NAME
+from ddlsim.report.results import (
+    COLLECTIVES_CSV_NAME,
+    COLLECTIVES_PARQUET_NAME,
+    CSV_NAME,
+    PARQUET_NAME,
+    write_collectives,
+)
 from ddlsim.report.settings import ReportSettings
 
 PROGRESS_NAME = ".ddlsim_sweep.json"
@@ -233,8 +240,8 @@ class GatherResults(Callback):
             claim_sweep_dir(sweep_dir, sweep_definition(config), replace=bool(output.get("replace_sweep", False)))
         except DdlsimError as error:
             raise SweepAborted(error) from error
-        for name in (CSV_NAME, PARQUET_NAME):  # gathered afresh at the end; never left stale
-            (sweep_dir / name).unlink(missing_ok=True)
+        for name in (CSV_NAME, PARQUET_NAME, COLLECTIVES_CSV_NAME, COLLECTIVES_PARQUET_NAME):
+            (sweep_dir / name).unlink(missing_ok=True)  # gathered afresh at the end; never left stale
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
@@ -248,10 +255,10 @@ class GatherResults(Callback):
         from ddlsim.report.make import make_report  # pandas and matplotlib, once per sweep
 
         statuses = frame["status"].astype(str) if "status" in frame else None
-        if statuses is not None and statuses.str.startswith("invalid: ").all():
-            # every job refused its config: nothing to report, and the sweep must not look done
+        if statuses is not None and statuses.str.startswith(("invalid: ", "failed: ")).all():
+            # every job refused its config (or its program exited): nothing to report, and the sweep must not look done
             raise SweepAborted(ConfigError("sweep", str(sweep_dir), f"every job was invalid, e.g. job "
-                                           f"{frame['job'].iloc[0]}: {statuses.iloc[0].removeprefix('invalid: ')}"))
+                                           f"{frame['job'].iloc[0]}: {statuses.iloc[0].split(': ', 1)[1]}"))
         try:
             report = make_report(frame, sweep_dir, report_settings(config))
         except ConfigError as error:  # the rows do not match the reference the report was asked for
@@ -259,6 +266,13 @@ class GatherResults(Callback):
         bad = int((frame["status"] != "ok").sum()) if "status" in frame else 0
         print(f"\ngathered {len(frame)} rows from {frame['job'].nunique()} jobs"
               + (f"; {bad} could not run (see their status)" if bad else "") + "\n")
+        collectives = collectives_of(jobs)
+        paths = [*report.paths, *(write_collectives(collectives, sweep_dir) if not collectives.empty else [])]
         print(report.text)
-        for path in report.paths:
+        for path in paths:
             print(f"wrote {path}")
+        failed = statuses[statuses.str.startswith("failed: ")] if statuses is not None else ()
+        if len(failed):  # a program that exited: the rows are gathered, but the sweep did not succeed
+            first = frame.loc[failed.index[0]]
+            raise SweepAborted(ConfigError("sweep", str(sweep_dir), f"{len(failed)} job(s) failed, e.g. job "
+                                           f"{first['job']}: {failed.iloc[0].removeprefix('failed: ')}"))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ddlsim.core import units
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import FABRICS
+from ddlsim.core.seeds import check_seed
 from ddlsim.core.types import NetworkCost
 from ddlsim.network.fabrics.topoopt.cost import expander_cost
 from ddlsim.network.fabrics.topoopt.direct_connect import DirectConnectFabric
@@ -73,7 +74,7 @@ class ExpanderFabric(DirectConnectFabric):
                    intra_server_bandwidth_bps=units.parse_bandwidth_bps(config.intra_server_bandwidth,
                                                                         "intra_server_bandwidth"),
                    intra_server_latency_s=units.parse_time_s(config.intra_server_latency, "intra_server_latency"),
-                   seed=config.seed, name=config.name)
+                   seed=check_seed(config.seed), name=config.name)
 
     def build_shard(self, num_servers: int) -> DirectTopology:
         # A small job cannot use more distinct neighbours than it has servers, nor an odd n x d.

@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
+from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.catalog import load_all
 from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
 from ddlsim.app.group_objects import GroupObjects
@@ -45,20 +46,23 @@ from ddlsim.workload.parallel import ParallelConfig
 _SECTIONS = (("parallel", ParallelConfig), ("compute", ComputeConfig), ("training", TrainingConfig))
 
 
-def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
-    """The config `ddlsim <overrides>` would run, composed without starting a Hydra app."""
+def compose(overrides: Sequence[str] | str = (), config_name: str = "config") -> DictConfig:
+    """The config `ddlsim <overrides>` would run, composed without starting a Hydra app (one string
+    is one override). A bad override raises the `ConfigError` whose message is the line the
+    command prints for it, chained to Hydra's exception (`ddlsim.app.caller_errors`)."""
     from hydra import compose as hydra_compose  # Hydra loads only where a config is composed
     from hydra import initialize_config_dir
 
+    given = override_list(overrides)
     register_configs()
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
-        return hydra_compose(config_name=config_name, overrides=list(overrides))
+    with caller_errors(), initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
+        return hydra_compose(config_name=config_name, overrides=given)
 
 
 def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> DictConfig:
     if config is None:
         return compose()
-    if isinstance(config, (list, tuple)):
+    if isinstance(config, (list, tuple, str)):  # overrides; one string is one override
         return compose(config)
     if isinstance(config, DictConfig):
         return config
@@ -171,8 +175,9 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
     """Run one configuration and return its rows and summary.
 
     `config` may be a composed config, a plain mapping of groups, a list of command-line
-    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``) or None for the default. Raises
-    `ConfigError` for invalid input and `InfeasibleError` for a point that cannot run. Writes no
+    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``; one string is one override) or None for
+    the default. Raises `ConfigError` for invalid input (a bad override with the line the command
+    prints for it, chained to Hydra's exception) and `InfeasibleError` for a point that cannot run. Writes no
     files, except a task's own into `output_dir` (``task=profile``).
     """
     return run_components(build_components(config, output_dir=output_dir, objects=objects))

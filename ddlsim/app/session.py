@@ -5,7 +5,9 @@
         rows += session.run([f"model.target_loss={loss}"]).rows
 
 ``session.run(overrides)`` returns what ``ddlsim.run([*base_overrides, *overrides])`` returns,
-and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`).
+and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`);
+one string is one override (``session.run("model.layers=2")``). A bad override raises the
+`ConfigError` whose message is the line the command prints for it (`ddlsim.app.caller_errors`).
 Each distinct set of group choices (``fabric=superpod``, ``+key=...``) is composed with Hydra
 once; plain values (``model.target_loss=2.0``) are applied to one working copy as composition
 applies them (`ddlsim.app.sweep.compose.apply_values`), so they fail as a composition would. Every
@@ -32,6 +34,7 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
 from ddlsim.app.assumptions import FAITHFUL, assumptions_name
+from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.group_objects import ALSO_READS
 from ddlsim.app.runner import assemble_components, compose, failed_point, run_components
 from ddlsim.app.sweep.compose import apply_values, is_plain_value
@@ -43,7 +46,7 @@ from ddlsim.tasks.base import Components, TaskResult
 @functools.lru_cache(maxsize=4096)
 def _classify(override: str) -> tuple[Override, bool]:
     """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
-    parsed = OverridesParser.create().parse_override(override)
+    parsed = OverridesParser.create().parse_overrides([override])[0]  # Hydra's own message for a bad one
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")
@@ -80,7 +83,7 @@ class _Base:
         return config
 
     def working_with(self, values: Sequence[Override]) -> DictConfig:
-        changes = {item.key_or_group.split(".")[0] for item in values}
+        changes = {key for item in values if (key := item.key_or_group.split(".")[0]) in self.config}
         self._changed |= changes
         for key in self._changed:
             self._working[key] = self.config[key]  # OmegaConf assigns a copy of the node
@@ -119,12 +122,12 @@ class _Base:
 class Session:
     """Run configurations that share `base_overrides`, reusing compositions, objects and caches."""
 
-    def __init__(self, base_overrides: Sequence[str] = ()) -> None:
-        self.base_overrides = list(base_overrides)
+    def __init__(self, base_overrides: Sequence[str] | str = ()) -> None:
+        self.base_overrides = override_list(base_overrides, "base_overrides")
         self._bases: dict[tuple[str, ...], _Base] = {}
 
     def _split(self, overrides: Sequence[str]) -> tuple[_Base, list[Override]]:
-        classified = [_classify(item) for item in (*self.base_overrides, *overrides)]
+        classified = [_classify(item) for item in (*self.base_overrides, *override_list(overrides))]
         values = [parsed for parsed, plain in classified if plain]
         structural = tuple(parsed.input_line for parsed, plain in classified if not plain)
         base = self._bases.get(structural)
@@ -132,20 +135,22 @@ class Session:
             base = self._bases[structural] = _Base(structural)
         return base, values
 
-    def config(self, overrides: Sequence[str] = ()) -> DictConfig:
+    def config(self, overrides: Sequence[str] | str = ()) -> DictConfig:
         """The composed config of ``[*base_overrides, *overrides]``, equal to `ddlsim.compose` of them."""
-        base, values = self._split(overrides)
-        return base.copy_with(values)
+        with caller_errors():
+            base, values = self._split(overrides)
+            return base.copy_with(values)
 
-    def components(self, overrides: Sequence[str] = (), *,
+    def components(self, overrides: Sequence[str] | str = (), *,
                    output_dir: str | os.PathLike[str] | None = None) -> Components:
         """`ddlsim.build_components` of the configuration, with unchanged groups' objects reused."""
         return self._components(overrides, output_dir, working=False)
 
     def _components(self, overrides: Sequence[str], output_dir: str | os.PathLike[str] | None, *,
                     working: bool) -> Components:
-        base, values = self._split(overrides)
-        config = base.working_with(values) if working else base.copy_with(values)
+        with caller_errors():  # Hydra's and OmegaConf's exceptions about the overrides, as the CLI words them
+            base, values = self._split(overrides)
+            config = base.working_with(values) if working else base.copy_with(values)
         reusable = assumptions_name(config) == FAITHFUL and not any(_touches(item, "assumptions") for item in values)
 
         def reuse(group: str, make: Callable[[], Any]) -> Any:
@@ -165,14 +170,15 @@ class Session:
         base.keys_checked = True
         return components
 
-    def run(self, overrides: Sequence[str] = (), *, output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+    def run(self, overrides: Sequence[str] | str = (), *,
+            output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
         """`ddlsim.run` of ``[*base_overrides, *overrides]``: rows and summary, or `ConfigError` / `InfeasibleError`.
 
         The run's config is the session's working copy (see `_Base`): a Session is not thread-safe.
         """
         return run_components(self._components(overrides, output_dir, working=True))
 
-    def run_point(self, overrides: Sequence[str] = (), *,
+    def run_point(self, overrides: Sequence[str] | str = (), *,
                   output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
         """`ddlsim.run_point`: a configuration that cannot run is a row with its ``status``."""
         try:

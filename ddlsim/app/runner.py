@@ -75,7 +75,7 @@ def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> D
     raise ConfigError("config", type(config).__name__, "must be a DictConfig, a mapping or a list of overrides")
 
 
-def _section(node: Any, schema: type, key: str) -> Any:
+def section(node: Any, schema: type, key: str) -> Any:
     """The `schema` instance of the config section `node` (its checks run), errors placed under `key`."""
     try:
         merged = OmegaConf.merge(OmegaConf.structured(schema), node)
@@ -136,34 +136,43 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
 
 def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], Any]], Any], *,
                         output_dir: str | os.PathLike[str] | None = None,
-                        check_assumptions: bool = True, check_keys: bool = True) -> Components:
+                        check_assumptions: bool = True, check_keys: bool = True,
+                        structure_checked: bool = False, plain: dict[str, Any] | None = None) -> Components:
     """`build_components` of a composed config, each group's object made by ``reuse(group, make)``:
     `make()` validates and builds it (`ddlsim.core.registry.build`); `ddlsim.Session` and a sweep's
     `GroupObjects` return the object built before when the group's config has not changed.
     `check_keys` false skips `check_known_keys` (a config that only changes values of one that
-    passed it)."""
-    for group in GROUPS:
-        if OmegaConf.is_missing(given, group):
-            raise ConfigError(group, "???", "is required; choose an option of this group")
-    if check_keys:
+    passed it). `structure_checked` true skips every check that reads only the group choices, option
+    names and labels and the assumption set (none missing, known keys, groups the task reads, the
+    assumption set's effect) and the assumption overlays: `ddlsim.Session` passes it for a config
+    that changes only scalar values of one that passed them under ``faithful``, where no overlay applies.
+    `plain`: `given` as plain resolved containers, where the caller keeps one (`Components.plain`)."""
+    if not structure_checked:
+        for group in GROUPS:
+            if OmegaConf.is_missing(given, group):
+                raise ConfigError(group, "???", "is required; choose an option of this group")
+    if check_keys and not structure_checked:
         check_known_keys(given)
-    root = apply_assumptions(given)
+    root = given if structure_checked else apply_assumptions(given)
     device = reuse("device", lambda: build("device", root.device))
     reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
     reuse("network", lambda: contention_setting(OmegaConf.select(root, "network.contention", default="on")))
     # validated here; a sweep's report reads it
-    reuse("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
+    reuse("report", lambda: section(root.get("report") or {}, ReportSettings, "report"))
     components = Components(
         config=root,
         model=reuse("model", lambda: build("model", root.model)),
-        parallel=reuse("parallel", lambda: _section(root.parallel, ParallelConfig, "parallel")),
+        parallel=reuse("parallel", lambda: section(root.parallel, ParallelConfig, "parallel")),
         device=device,
         fabric=reuse("fabric", lambda: build("fabric", root.fabric)),
         algorithm=reuse("collective", lambda: build("collective", root.collective)),
         task=reuse("task", lambda: build("task", root.task)),
         compute=reuse("compute", lambda: build_compute(root.compute, device)),
         output_dir=Path(output_dir) if output_dir is not None else None,
+        plain=plain,
     )
+    if structure_checked:
+        return components
     check_unread_groups(given, components.task)
     if check_assumptions:
         check_assumption_effect(given, task_reads(components.task), str(given.task.name))
@@ -186,7 +195,7 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
 def run_components(components: Components) -> TaskResult:
     """Hand built components to their task; rows name a non-default assumption set."""
     result = components.task.run(components)
-    name = assumptions_name(components.config)
+    name = assumptions_name(components.view)
     if name != FAITHFUL:
         for row in result.rows:
             row["assumptions"] = name

@@ -46,8 +46,7 @@ def iteration_case(gpus: int, repeats: int) -> None:
     for contention in (False, True):
         settings = TrainingSettings(overlap="all", contention=contention)
         result = simulate_training(workload, pricer, settings, fabric=fabric)
-        times = timed(lambda settings=settings: simulate_training(workload, pricer, settings, fabric=fabric), repeats,
-                      clock=time.process_time)
+        times = timed(lambda settings=settings: simulate_training(workload, pricer, settings, fabric=fabric), repeats)
         it = result.iteration
         print(f"  contention {'on ' if contention else 'off'}: {statistics.median(times) * 1e3:8.1f} ms of CPU time "
               f"per iteration (median of {repeats}), iteration {it.iteration_time_s:.4f} s, exposed communication "

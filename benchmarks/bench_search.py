@@ -11,8 +11,8 @@ search of Llama-3-70B on 1,024 H100s over the SuperPod and RAMP.
    second of pricing time, on one core (the search is single-threaded). The search's gain is in
    how few plans it prices, not in a rate of plans settled by bounds, which would mix units.
 2. Cold: the whole command `ddlsim -m experiment=search fabric=ramp,superpod model=hf
-   model.config=llama3_70b`, wall time from a fresh process (imports, fabrics, cold prices), as a
-   user runs it on this 2-core machine.
+   model.config=llama3_70b`, CPU and wall time of a fresh process (imports, fabrics, cold prices),
+   as a user runs it on this 2-core machine.
 
 No other tool's numbers are printed: a comparison with another search (e.g. Calculon's exhaustive
 one, which prices every plan it enumerates) must be measured side by side on the same machine.
@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from timing import load_average
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,8 +68,8 @@ def warm(args: argparse.Namespace) -> None:
                   f"{stats.over_memory + stats.pruned:>9,} {stats.over_memory:>7,} {stats.pruned:>7,} "
                   f"{stats.priced:>6,} {seconds:>8.3f} {price:>8.3f} "
                   f"{stats.priced / price if price else 0:>8,.0f}")
-    print("by bounds: settled by the memory or the time bound, never priced; search s: one whole search; "
-          "priced/s: priced plans per second of pricing")
+    print("by bounds: settled by the memory or the time bound, never priced; search s: one whole search, CPU "
+          "seconds; price s: CPU seconds of pricing; priced/s: priced plans per CPU second of pricing")
 
 
 def cold() -> None:
@@ -74,14 +77,17 @@ def cold() -> None:
                "model.config=llama3_70b"]
     with tempfile.TemporaryDirectory() as directory:
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        start = time.perf_counter()
+        start, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([*command, f"hydra.sweep.dir={directory}/sweep"], cwd=directory, env=env,
                               capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     if done.returncode:
         print(done.stdout[-2000:], done.stderr[-2000:])
         raise SystemExit(f"the search command failed ({done.returncode})")
-    print(f"\n{' '.join(command[2:])}: {seconds:.1f} s wall, fresh process, this machine's 2 cores")
+    print(f"\n{' '.join(command[2:])}: {cpu_s:.1f} s of CPU, {seconds:.1f} s wall, fresh process, this "
+          "machine's 2 cores")
 
 
 def main() -> None:
@@ -93,9 +99,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.tiny:
         args.repeats, args.gpus, args.no_cli = 1, [64], True
+    print(load_average())
     warm(args)
     if not args.no_cli:
         cold()
+    print(load_average())
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from ddlsim.core.errors import ConfigError, DdlsimError, InfeasibleError
 _LAZY: dict[str, str] = {
     "build_components": "ddlsim.app.runner",  # composition (Hydra) only for lists of overrides
     "compose": "ddlsim.app.runner",
-    "run": "ddlsim.app.runner",
+    "run": "ddlsim.app.public_run",  # lists of overrides through one process-wide Session
     "run_point": "ddlsim.app.runner",
     "Session": "ddlsim.app.session",  # composes with Hydra once per set of group choices
     "ParallelConfig": "ddlsim.workload.parallel",

@@ -65,7 +65,10 @@ def _overlay_for(overlays: Any, keys: list[str]) -> Any:
     return None
 
 
-def assumptions_name(root: DictConfig) -> str:
+def assumptions_name(root: Any) -> str:
+    """The chosen assumption set of a DictConfig, or of the same config as plain containers."""
+    if not OmegaConf.is_config(root):
+        return str((root.get("assumptions") or {}).get("name") or FAITHFUL)
     return str(OmegaConf.select(root, "assumptions.name", default=FAITHFUL) or FAITHFUL)
 
 

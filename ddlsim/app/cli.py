@@ -31,12 +31,13 @@ import hydra
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.singleton import Singleton
-from hydra.errors import HydraException, MissingConfigException
+from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.app.arguments import normalise_arguments
+from ddlsim.app.caller_errors import PATH_ERRORS, describe_error
 from ddlsim.app.config_store import config_dir, register_configs, register_sweeper
 from ddlsim.app.group_objects import JOB_OBJECTS
 from ddlsim.app.help import help_overrides, render_help
@@ -44,15 +45,11 @@ from ddlsim.app.runner import run, run_point
 from ddlsim.app.sweep.callbacks import SweepAborted, clear_job_marker, job_finished, mark_job_finished
 from ddlsim.core.errors import DdlsimError, InfeasibleError, debug_enabled
 from ddlsim.core.files import check_writable_files
-from ddlsim.core.registry import omegaconf_error_to_config_error
 from ddlsim.report.results import result_names, write_results
 
 EXIT_INVALID = 2
 EXIT_INFEASIBLE = 3
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a writer whose reader left
-# What Hydra raises when it cannot create or write the run or sweep directory (FileNotFoundError:
-# a parent that cannot hold directories, such as /proc/1).
-_PATH_ERRORS = (PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError, FileNotFoundError)
 
 
 class _SingleRunFailure:
@@ -91,26 +88,6 @@ def _job(config: DictConfig) -> None:
         print(result.summary)
         for path in written:
             print(f"wrote {path}")
-
-
-def describe_error(error: BaseException) -> str:
-    """One line for a config or composition error: what was given, where, and the rule."""
-    if isinstance(error, MissingConfigException) and error.missing_cfg_file:
-        group, _, option = error.missing_cfg_file.rpartition("/")
-        choices = ", ".join(sorted(error.options or []))
-        if group:
-            return f"{group}={option}: no such option in group '{group}'; choose one of {choices}"
-        return str(error).splitlines()[0]
-    cause = error.__cause__ if isinstance(error, HydraException) else error
-    if isinstance(cause, OmegaConfBaseException):
-        return str(omegaconf_error_to_config_error(cause, ""))
-    if isinstance(cause, DdlsimError):
-        return " ".join(str(cause).split())
-    if isinstance(error, _PATH_ERRORS):
-        return (f"cannot write {error.filename or 'the output directory'}: {error.strerror or error}; "
-                "set hydra.run.dir (hydra.sweep.dir for a sweep) to a writable directory")
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return "; ".join(lines[:3]) if lines else type(error).__name__
 
 
 def _report(error: BaseException) -> int:
@@ -170,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if show_traceback:
             raise aborted.error from None
         return _report(aborted.error)
-    except (DdlsimError, HydraException, OmegaConfBaseException, ValueError, *_PATH_ERRORS) as error:
+    except (DdlsimError, HydraException, OmegaConfBaseException, ValueError, *PATH_ERRORS) as error:
         # ValueError: what Hydra raises for some malformed overrides (``=3``)
         if show_traceback:
             raise

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name, check_assumption_effect
+from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.catalog import load_all
 from ddlsim.app.config_store import GROUPS, RootConfig, config_dir, default_options, register_configs
 from ddlsim.app.group_objects import GroupObjects
@@ -47,20 +48,23 @@ from ddlsim.workload.parallel import ParallelConfig
 _SECTIONS = (("parallel", ParallelConfig), ("compute", ComputeConfig), ("training", TrainingConfig))
 
 
-def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictConfig:
-    """The config `ddlsim <overrides>` would run, composed without starting a Hydra app."""
+def compose(overrides: Sequence[str] | str = (), config_name: str = "config") -> DictConfig:
+    """The config `ddlsim <overrides>` would run, composed without starting a Hydra app (one string
+    is one override). A bad override raises the `ConfigError` whose message is the line the
+    command prints for it, chained to Hydra's exception (`ddlsim.app.caller_errors`)."""
     from hydra import compose as hydra_compose  # Hydra loads only where a config is composed
     from hydra import initialize_config_dir
 
+    given = override_list(overrides)
     register_configs()
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
-        return hydra_compose(config_name=config_name, overrides=list(overrides))
+    with caller_errors(), initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="ddlsim"):
+        return hydra_compose(config_name=config_name, overrides=given)
 
 
 def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> DictConfig:
     if config is None:
         return compose()
-    if isinstance(config, (list, tuple)):
+    if isinstance(config, (list, tuple, str)):  # overrides; one string is one override
         return compose(config)
     if isinstance(config, DictConfig):
         return config
@@ -73,7 +77,7 @@ def _as_root(config: DictConfig | Mapping[str, Any] | Sequence[str] | None) -> D
     raise ConfigError("config", type(config).__name__, "must be a DictConfig, a mapping or a list of overrides")
 
 
-def _section(node: Any, schema: type, key: str) -> Any:
+def section(node: Any, schema: type, key: str) -> Any:
     """The `schema` instance of the config section `node` (its checks run), errors placed under `key`."""
     try:
         merged = OmegaConf.merge(OmegaConf.structured(schema), node)
@@ -134,39 +138,48 @@ def build_components(config: DictConfig | Mapping[str, Any] | Sequence[str] | No
 
 def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], Any]], Any], *,
                         output_dir: str | os.PathLike[str] | None = None,
-                        check_assumptions: bool = True, check_keys: bool = True) -> Components:
+                        check_assumptions: bool = True, check_keys: bool = True,
+                        structure_checked: bool = False, plain: dict[str, Any] | None = None) -> Components:
     """`build_components` of a composed config, each group's object made by ``reuse(group, make)``:
     `make()` validates and builds it (`ddlsim.core.registry.build`); `ddlsim.Session` and a sweep's
     `GroupObjects` return the object built before when the group's config has not changed.
     `check_keys` false skips `check_known_keys` (a config that only changes values of one that
-    passed it)."""
-    for group in GROUPS:
-        if OmegaConf.is_missing(given, group):
-            raise ConfigError(group, "???", "is required; choose an option of this group")
-    if check_keys:
+    passed it). `structure_checked` true skips every check that reads only the group choices, option
+    names and labels and the assumption set (none missing, known keys, groups the task reads, the
+    assumption set's effect) and the assumption overlays: `ddlsim.Session` passes it for a config
+    that changes only scalar values of one that passed them under ``faithful``, where no overlay applies.
+    `plain`: `given` as plain resolved containers, where the caller keeps one (`Components.plain`)."""
+    if not structure_checked:
+        for group in GROUPS:
+            if OmegaConf.is_missing(given, group):
+                raise ConfigError(group, "???", "is required; choose an option of this group")
+    if check_keys and not structure_checked:
         check_known_keys(given)
     check_seed(OmegaConf.select(given, "seed", default=0), "seed")
-    root = apply_assumptions(given)
+    root = given if structure_checked else apply_assumptions(given)
     device = reuse("device", lambda: build("device", root.device))
     reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`
     reuse("network", lambda: contention_setting(OmegaConf.select(root, "network.contention", default="on")))
     # validated here; a sweep's report reads it
-    reuse("report", lambda: _section(root.get("report") or {}, ReportSettings, "report"))
+    reuse("report", lambda: section(root.get("report") or {}, ReportSettings, "report"))
     components = Components(
         config=root,
         model=reuse("model", lambda: build("model", root.model)),
-        parallel=reuse("parallel", lambda: _section(root.parallel, ParallelConfig, "parallel")),
+        parallel=reuse("parallel", lambda: section(root.parallel, ParallelConfig, "parallel")),
         device=device,
         fabric=reuse("fabric", lambda: build("fabric", root.fabric)),
         algorithm=reuse("collective", lambda: build("collective", root.collective)),
         task=reuse("task", lambda: build("task", root.task)),
         compute=reuse("compute", lambda: build_compute(root.compute, device)),
         output_dir=Path(output_dir) if output_dir is not None else None,
+        plain=plain,
     )
-    check_unread_groups(given, components.task)
     reads = task_reads(components.task)
     if {"model", "device"} <= set(reads) and getattr(components.model, "precision", None) is not None:
         device.check_precision(components.model.precision, "model.precision")
+    if structure_checked:
+        return components
+    check_unread_groups(given, components.task)
     if check_assumptions:
         check_assumption_effect(given, task_reads(components.task), str(given.task.name))
     return components
@@ -177,8 +190,9 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
     """Run one configuration and return its rows and summary.
 
     `config` may be a composed config, a plain mapping of groups, a list of command-line
-    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``) or None for the default. Raises
-    `ConfigError` for invalid input and `InfeasibleError` for a point that cannot run. Writes no
+    overrides (``["fabric=ideal", "task.sizes=[1GB]"]``; one string is one override) or None for
+    the default. Raises `ConfigError` for invalid input (a bad override with the line the command
+    prints for it, chained to Hydra's exception) and `InfeasibleError` for a point that cannot run. Writes no
     files, except a task's own into `output_dir` (``task=profile``).
     """
     return run_components(build_components(config, output_dir=output_dir, objects=objects))
@@ -187,7 +201,7 @@ def run(config: DictConfig | Mapping[str, Any] | Sequence[str] | None = None, *,
 def run_components(components: Components) -> TaskResult:
     """Hand built components to their task; rows name a non-default assumption set."""
     result = components.task.run(components)
-    name = assumptions_name(components.config)
+    name = assumptions_name(components.view)
     if name != FAITHFUL:
         for row in result.rows:
             row["assumptions"] = name

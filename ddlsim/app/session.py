@@ -5,22 +5,27 @@
         rows += session.run([f"model.target_loss={loss}"]).rows
 
 ``session.run(overrides)`` returns what ``ddlsim.run([*base_overrides, *overrides])`` returns,
-and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`).
+and raises the same `ConfigError` / `InfeasibleError` (``session.run_point`` is `ddlsim.run_point`);
+one string is one override (``session.run("model.layers=2")``). A bad override raises the
+`ConfigError` whose message is the line the command prints for it (`ddlsim.app.caller_errors`).
 Each distinct set of group choices (``fabric=superpod``, ``+key=...``) is composed with Hydra
-once; plain values (``model.target_loss=2.0``) are applied to one working copy as composition
-applies them (`ddlsim.app.sweep.compose.apply_values`), so they fail as a composition would. Every
-group's object (model, parallel layout, device, fabric, collective algorithm, task, compute model)
-is built once per distinct set of overrides of that group and reused, so a fabric's and the
-compute model's caches and the collective estimator's schedules and prices carry over from one
-configuration to the next; a scalar change of a registry group replaces that field of the
-group's validated schema instance (its checks run again) instead of an OmegaConf merge. A group
-is built afresh for each configuration under an assumption set other than ``faithful`` (it may
-rewrite groups) and when its config holds an interpolation. A Session is not thread-safe.
+once. A configuration whose plain values all set scalar fields of groups (``parallel.data=16``)
+sets them on the typed nodes of one working copy and hands the task a plain copy of the config
+(`ddlsim.app.working_config.WorkingConfig.with_leaves`): no node copy, no OmegaConf merge, and the
+structural checks (missing groups, unread groups, the assumption set's effect) ran once for the
+composition. Any other value is applied to the working copy as composition applies it
+(`with_values`), so it fails as a composition would. Every group's object (model, parallel layout,
+device, fabric, collective algorithm, task, compute model) is built once per distinct set of
+overrides of that group and reused, so a fabric's and the compute model's caches and the
+collective estimator's schedules and prices carry over from one configuration to the next; a
+scalar change of a registry group or of ``parallel`` replaces that field of the validated schema
+instance (its checks run again) instead of an OmegaConf merge. A group is built afresh for each
+configuration under an assumption set other than ``faithful`` (it may rewrite groups) and when
+its config holds an interpolation. A Session is not thread-safe.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import os
@@ -31,23 +36,30 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf
 
-from ddlsim.app.assumptions import FAITHFUL, assumptions_name
+from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name
+from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.group_objects import ALSO_READS
-from ddlsim.app.runner import assemble_components, compose, failed_point, run_components
-from ddlsim.app.sweep.compose import apply_values, is_plain_value
+from ddlsim.app.runner import assemble_components, compose, failed_point, run_components, section
+from ddlsim.app.sweep.compose import is_plain_value
+from ddlsim.app.working_config import WorkingConfig
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import LABEL_KEY, REGISTRIES
 from ddlsim.tasks.base import Components, TaskResult
+from ddlsim.workload.parallel import ParallelConfig
 
 
 @functools.lru_cache(maxsize=4096)
 def _classify(override: str) -> tuple[Override, bool]:
     """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
-    parsed = OverridesParser.create().parse_override(override)
+    parsed = OverridesParser.create().parse_overrides([override])[0]  # Hydra's own message for a bad one
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")
     return parsed, is_plain_value(parsed)
+
+
+# Schema sections outside the registries whose scalar fields `_Base.build_typed` replaces.
+_SECTIONS: dict[str, Callable[[Any], Any]] = {"parallel": lambda node: section(node, ParallelConfig, "parallel")}
 
 
 def _touches(override: Override, group: str) -> bool:
@@ -56,12 +68,8 @@ def _touches(override: Override, group: str) -> bool:
 
 
 class _Base:
-    """One composed config (a set of group choices) and the group objects built from it.
-
-    `run` reuses one working copy of the config: before a run, the top-level nodes the previous
-    run changed and those this run changes are copied back from the composed config, then this
-    run's values are applied, so a run copies only the nodes it changes.
-    """
+    """One composed config (a set of group choices), its working copy (`WorkingConfig`) and the
+    group objects built from it."""
 
     def __init__(self, overrides: Sequence[str]) -> None:
         self.config = compose(list(overrides))
@@ -71,22 +79,11 @@ class _Base:
         self.built: dict[tuple[str, tuple[str, ...]], Any] = {}
         self.typed: dict[str, Any] = {}  # each registry group's validated schema instance, unchanged
         self.keys_checked = False
-        self._working = copy.deepcopy(self.config)
-        self._changed: set[str] = set()
-
-    def copy_with(self, values: Sequence[Override]) -> DictConfig:
-        config = copy.deepcopy(self.config)
-        apply_values(config, values)
-        return config
-
-    def working_with(self, values: Sequence[Override]) -> DictConfig:
-        changes = {item.key_or_group.split(".")[0] for item in values}
-        self._changed |= changes
-        for key in self._changed:
-            self._working[key] = self.config[key]  # OmegaConf assigns a copy of the node
-        apply_values(self._working, values)
-        self._changed = changes
-        return self._working
+        self.structure_checked = False  # a configuration of this base passed every structural check
+        self.working = WorkingConfig(self.config)
+        # Under `faithful` with no overlay, scalar values cannot make an assumption overlay apply.
+        self.overlay_free = (assumptions_name(self.config) == FAITHFUL
+                             and apply_assumptions(self.config) is self.config)
 
     def build_typed(self, group: str, config: DictConfig, values: Sequence[Override]) -> Any:
         """`group`'s object when `values` only set scalar fields of its typed node: the unchanged
@@ -96,6 +93,8 @@ class _Base:
         node = config[group]
         schema = OmegaConf.get_type(node)
         fields = [item.key_or_group.partition(".")[2] for item in values]
+        if group in _SECTIONS:
+            return self._replaced_section(group, node, fields)
         if (registry is None or not dataclasses.is_dataclass(schema) or not all(fields)
                 or any("." in name or name in ("name", LABEL_KEY) for name in fields)):
             return None
@@ -116,37 +115,68 @@ class _Base:
             raise error.under(group) from None
 
 
+    def _replaced_section(self, group: str, node: DictConfig, fields: list[str]) -> Any:
+        """A schema section's instance (``parallel``) with scalar fields replaced; its checks run again."""
+        if not all(fields) or any("." in name for name in fields):
+            return None
+        changed = {name: node[name] for name in fields}
+        if any(OmegaConf.is_config(value) for value in changed.values()):
+            return None
+        if group not in self.typed:
+            self.typed[group] = _SECTIONS[group](self.config[group])
+        try:
+            return dataclasses.replace(self.typed[group], **changed)
+        except ConfigError as error:
+            raise error.under(group) from None
+        except (TypeError, ValueError):
+            return None
+
+
 class Session:
     """Run configurations that share `base_overrides`, reusing compositions, objects and caches."""
 
-    def __init__(self, base_overrides: Sequence[str] = ()) -> None:
-        self.base_overrides = list(base_overrides)
+    def __init__(self, base_overrides: Sequence[str] | str = (), *, max_compositions: int | None = None) -> None:
+        """`max_compositions`: how many sets of group choices to keep composed (the least recently
+        used is dropped); None keeps every one."""
+        self.base_overrides = override_list(base_overrides, "base_overrides")
+        self.max_compositions = max_compositions
         self._bases: dict[tuple[str, ...], _Base] = {}
 
     def _split(self, overrides: Sequence[str]) -> tuple[_Base, list[Override]]:
-        classified = [_classify(item) for item in (*self.base_overrides, *overrides)]
+        classified = [_classify(item) for item in (*self.base_overrides, *override_list(overrides))]
         values = [parsed for parsed, plain in classified if plain]
         structural = tuple(parsed.input_line for parsed, plain in classified if not plain)
-        base = self._bases.get(structural)
+        base = self._bases.pop(structural, None)
         if base is None:
-            base = self._bases[structural] = _Base(structural)
+            base = _Base(structural)
+        self._bases[structural] = base  # the most recently used last
+        if self.max_compositions is not None and len(self._bases) > self.max_compositions:
+            del self._bases[next(iter(self._bases))]
         return base, values
 
-    def config(self, overrides: Sequence[str] = ()) -> DictConfig:
+    def config(self, overrides: Sequence[str] | str = ()) -> DictConfig:
         """The composed config of ``[*base_overrides, *overrides]``, equal to `ddlsim.compose` of them."""
-        base, values = self._split(overrides)
-        return base.copy_with(values)
+        with caller_errors():
+            base, values = self._split(overrides)
+            return base.working.copy_with(values)
 
-    def components(self, overrides: Sequence[str] = (), *,
+    def components(self, overrides: Sequence[str] | str = (), *,
                    output_dir: str | os.PathLike[str] | None = None) -> Components:
         """`ddlsim.build_components` of the configuration, with unchanged groups' objects reused."""
         return self._components(overrides, output_dir, working=False)
 
-    def _components(self, overrides: Sequence[str], output_dir: str | os.PathLike[str] | None, *,
+    def _components(self, overrides: Sequence[str] | str, output_dir: str | os.PathLike[str] | None, *,
                     working: bool) -> Components:
-        base, values = self._split(overrides)
-        config = base.working_with(values) if working else base.copy_with(values)
-        reusable = assumptions_name(config) == FAITHFUL and not any(_touches(item, "assumptions") for item in values)
+        with caller_errors():  # Hydra's and OmegaConf's exceptions about the overrides, as the CLI words them
+            base, values = self._split(overrides)
+            leaves = base.working.with_leaves(values) if working and base.overlay_free else None
+            if leaves is not None:
+                config = leaves
+            else:
+                config = base.working.with_values(values) if working else base.working.copy_with(values)
+        # Set fields never touch the assumption set (`WorkingConfig`), and `overlay_free` means faithful.
+        reusable = leaves is not None or (assumptions_name(config) == FAITHFUL
+                                          and not any(_touches(item, "assumptions") for item in values))
 
         def reuse(group: str, make: Callable[[], Any]) -> Any:
             groups = (group, *ALSO_READS.get(group, ()))
@@ -161,18 +191,25 @@ class Session:
 
         # Plain values cannot add a key (Hydra refuses them in struct mode), so once a composition
         # passed `check_known_keys`, every config made from it does.
-        components = assemble_components(config, reuse, output_dir=output_dir, check_keys=not base.keys_checked)
+        structure_checked = leaves is not None and base.structure_checked
+        components = assemble_components(config, reuse, output_dir=output_dir, check_keys=not base.keys_checked,
+                                         structure_checked=structure_checked,
+                                         plain=base.working.plain if leaves is not None else None)
         base.keys_checked = True
+        # Scalar fields set on their nodes change no group choice, option name or label and no assumption,
+        # so once one such configuration of an overlay-free base passed the structural checks, every one does.
+        base.structure_checked = base.structure_checked or leaves is not None
         return components
 
-    def run(self, overrides: Sequence[str] = (), *, output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
+    def run(self, overrides: Sequence[str] | str = (), *,
+            output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
         """`ddlsim.run` of ``[*base_overrides, *overrides]``: rows and summary, or `ConfigError` / `InfeasibleError`.
 
         The run's config is the session's working copy (see `_Base`): a Session is not thread-safe.
         """
         return run_components(self._components(overrides, output_dir, working=True))
 
-    def run_point(self, overrides: Sequence[str] = (), *,
+    def run_point(self, overrides: Sequence[str] | str = (), *,
                   output_dir: str | os.PathLike[str] | None = None) -> TaskResult:
         """`ddlsim.run_point`: a configuration that cannot run is a row with its ``status``."""
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import operator
 import os
 import sys
 import time
@@ -99,6 +100,21 @@ def default_ranks(layout: MeshLayout, pipeline_dim: str | None) -> tuple[tuple[i
     return tuple(stage * inner for stage in stages), stages
 
 
+def _items(values: Any, key: str) -> tuple[Any, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ConfigError(key, values, "must be a list")
+    return tuple(values)
+
+
+def _integers(values: Any, key: str) -> tuple[int, ...]:
+    """`values` as a tuple of ints (numpy integers too); `ConfigError` naming `key` otherwise."""
+    items = _items(values, key)
+    try:
+        return tuple(operator.index(item) for item in items)
+    except TypeError:
+        raise ConfigError(key, list(items), "must be a list of integers") from None
+
+
 def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequence[int], mesh_dim_names: Sequence[str],
             *, name: str | None = None, ranks: Sequence[int] | None = None, pipeline_dim: str | None = "pp",
             warmup: int = 0, expert_load: Sequence[float] | None = None, global_batch: int | None = None,
@@ -120,7 +136,8 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     function = resolve_entry(build) if isinstance(build, str) else build
     if not callable(function):
         raise ConfigError("build", type(build).__name__, "must be a function build(mesh) -> step")
-    layout = MeshLayout(tuple(int(size) for size in mesh_shape), tuple(str(dim) for dim in mesh_dim_names))
+    layout = MeshLayout(_integers(mesh_shape, "mesh_shape"), tuple(str(dim) for dim in _items(mesh_dim_names,
+                                                                                              "mesh_dim_names")))
     if not isinstance(warmup, int) or warmup < 0:
         raise ConfigError("warmup", warmup, "must be an integer >= 0")
     check_declared(global_batch, seq_len)
@@ -129,7 +146,7 @@ def capture(build: Callable[[Any], Callable[[], Any]] | str, mesh_shape: Sequenc
     if ranks is None:
         chosen, stages = default_ranks(layout, pipeline_dim)
     else:
-        chosen = tuple(int(rank) for rank in ranks)
+        chosen = _integers(ranks, "ranks")
         bad = [rank for rank in chosen if not 0 <= rank < layout.world_size]
         if bad or not chosen:
             raise ConfigError("ranks", list(chosen), f"must be ranks in [0, {layout.world_size})")

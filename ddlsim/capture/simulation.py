@@ -36,7 +36,7 @@ from ddlsim.capture.pricing import SegmentPricer, precision_of
 from ddlsim.capture.program import CapturedProgram
 from ddlsim.capture.throughput import model_flop, step_batch
 from ddlsim.compute.options import build_compute
-from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import build
 from ddlsim.core.types import Precision
 from ddlsim.core.work import Workload
@@ -163,6 +163,9 @@ def simulate(program: CapturedProgram | str | os.PathLike[str], *, fabric: Any =
         return own(build("fabric", fabric), build("collective", collective), device_spec,
                    TrainingSettings(contention=contention))
     if not isinstance(program, CapturedProgram):
+        if not isinstance(program, (str, os.PathLike)):
+            raise ConfigError("program", type(program).__name__,
+                              "must be a CapturedProgram (ddlsim.capture) or the path of a saved capture")
         program = CapturedProgram.load(program)
     return simulate_program(program, build("fabric", fabric), build("collective", collective), device_spec,
                             build_compute(compute, device_spec), TrainingSettings(contention=contention),

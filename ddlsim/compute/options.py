@@ -27,6 +27,8 @@ def build_compute(spec: Any, device: DeviceSpec, *, key: str = GROUP) -> Any:
         spec = {}
     if isinstance(spec, str):
         spec = option_settings(GROUP, spec, key=key)
+    if isinstance(spec, (int, float, bytes, list, tuple, set)):  # bool is an int
+        raise ConfigError(key, spec, "must be an option name, a config mapping or a built compute model")
     if not isinstance(spec, (Mapping, DictConfig, ComputeConfig)):
         return spec
     try:

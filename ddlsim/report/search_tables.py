@@ -48,8 +48,8 @@ def search_summary(rows: Sequence[Mapping[str, Any]], stats: Any) -> str:
     rate = stats.evaluated / stats.seconds if stats.seconds > 0 else math.nan
     lines += ["", f"plans: {stats.enumerated:,} enumerated, {stats.invalid:,} invalid (a rule), "
                   f"{stats.over_memory:,} over memory, {stats.pruned:,} pruned by the time bound, "
-                  f"{stats.priced:,} priced; {stats.evaluated:,} evaluated in {stats.seconds:.2f} s "
-                  f"({rate:,.0f} plans/s)"]
+                  f"{stats.priced:,} priced; {stats.evaluated:,} evaluated in {stats.seconds:.2f} s of CPU "
+                  f"({rate:,.0f} plans per CPU second)"]
     if stats.bound_violations:
         lines.append(f"warning: {stats.bound_violations} priced plan(s) ran faster than their lower bound; "
                      "pruning was switched off")

@@ -45,6 +45,14 @@ class Components:
     task: Any
     compute: Any = None  # a ddlsim.compute ComputeModel for `device`
     output_dir: Path | None = None  # the run's directory, when there is one (command line)
+    # `config` as plain resolved containers (``OmegaConf.to_container(config, resolve=True)``), where the
+    # caller keeps one (`ddlsim.Session`): tasks read their labels and settings from it without OmegaConf.
+    plain: dict[str, Any] | None = None
+
+    @property
+    def view(self) -> Any:
+        """The config to read labels and settings from: `plain` when there is one, else `config`."""
+        return self.plain if self.plain is not None else self.config
 
 
 @dataclass

@@ -62,20 +62,21 @@ _SWITCH_DEFAULTS = {"tp_all_reduces": "megatron", "shape_source": "scaling_laws"
 
 
 def run_labels(config: Any) -> Row:
-    """Columns that say which run a row belongs to, read from the composed config alone."""
+    """Columns that say which run a row belongs to, read from the composed config alone (a DictConfig,
+    or the same as plain resolved containers: `Components.view`)."""
     row: Row = {
         "fabric": config_label(config, "fabric"),
-        "algorithm": algorithm_label(config.collective),
+        "algorithm": algorithm_label(config["collective"]),
         "model": config_label(config, "model"),
     }
-    model = OmegaConf.to_container(config.model, resolve=True)
+    model = OmegaConf.to_container(config["model"], resolve=True) if OmegaConf.is_config(config) else config["model"]
     assert isinstance(model, dict)
     for key, value in model.items():
         if key in ("name", LABEL_KEY) or _SWITCH_DEFAULTS.get(key) == value:
             continue
         if isinstance(value, bool | int | float | str):
             row[f"model_{key}"] = value
-    row["device"] = str(config.device.name)
+    row["device"] = str(config["device"]["name"])
     return row
 
 
@@ -164,8 +165,8 @@ class TrainTask:
         return {**labels, "overlap": str(OmegaConf.select(config, "training.overlap", default="none"))}
 
     def run(self, components: Components) -> TaskResult:
-        settings = run_settings(components.config)
-        labels = run_labels(components.config)
+        settings = run_settings(components.view)
+        labels = run_labels(components.view)
         algorithm, label = self.algorithm_for(components)
         if label is not None:
             labels["algorithm"] = label

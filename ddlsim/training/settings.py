@@ -186,7 +186,11 @@ def contention_setting(value: Any) -> bool:
 
 
 def run_settings(config: Any) -> TrainingSettings:
-    """The `training` section with the root `network.contention` key folded in."""
+    """The `training` section with the root `network.contention` key folded in; `config` is a DictConfig
+    or the same config as plain resolved containers."""
     settings = training_settings(config.get("training"))
-    contention = contention_setting(OmegaConf.select(config, "network.contention", default="on"))
+    if OmegaConf.is_config(config):
+        contention = contention_setting(OmegaConf.select(config, "network.contention", default="on"))
+    else:  # the same config as plain containers
+        contention = contention_setting((config.get("network") or {}).get("contention", "on"))
     return settings if settings.contention == contention else dataclasses.replace(settings, contention=contention)

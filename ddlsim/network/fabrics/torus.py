@@ -23,7 +23,7 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
-from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
+from ddlsim.network.fabrics.torus_forms import shift_cost
 from ddlsim.network.fabrics.torus_rings import (
     interval_max,
     interval_parts,
@@ -31,6 +31,7 @@ from ddlsim.network.fabrics.torus_rings import (
     short_way,
     usable_links,
 )
+from ddlsim.network.fabrics.torus_windows import WindowPricer
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -143,6 +144,10 @@ class Torus2D(Fabric):
         return (DomainCut(width, out, out),)
 
     @cached_property
+    def _window_pricer(self) -> WindowPricer:
+        return WindowPricer(self)
+
+    @cached_property
     def _capacity(self) -> np.ndarray:
         return np.full(4 * self.num_nodes, self.link_bandwidth_bps)
 
@@ -207,7 +212,7 @@ class Torus2D(Fabric):
 
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
                       ) -> tuple[np.ndarray, np.ndarray] | None:
-        return window_prices(self, pattern, windows, layout, placement)
+        return self._window_pricer.prices(pattern, windows, layout, placement)
 
     def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
                     ) -> tuple[np.ndarray, np.ndarray] | None:

@@ -256,7 +256,8 @@ class Mesh(Pattern):
             first, second = np.divmod(np.arange(size * size, dtype=np.int64), size)
             keep = first != second
             members = order.reshape(sizes.size, size)
-            src, dst = members[:, first[keep]].ravel(), members[:, second[keep]].ravel()
+            src = np.take(members, first[keep], axis=1).ravel()  # C order: ravel needs no copy
+            dst = np.take(members, second[keep], axis=1).ravel()
             return PairArrays(src, dst, np.full(src.size, float(self.weight)))
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         # Block by block, every (member i, member j), i != j, with i outer: one pass over all blocks.

@@ -29,6 +29,7 @@ def estimates(fabric, algorithm: str, ops, ranks, sizes) -> list:
 
 @pytest.mark.parametrize(("algorithm", "dims"), [
     *[(name, dims) for name in ("pipelined_tree", "binary_tree") for dims in ((16, 16), (8, 12), (33, 31))],
+    *[(name, dims) for name in ("ring", "hierarchical") for dims in ((16, 16), (8, 12))],  # one class per window
     ("best", (8, 12)),  # `best` gives up on candidates window by window: the same choices and prices
     pytest.param("best", (33, 31), marks=pytest.mark.slow),
 ])

@@ -6,9 +6,10 @@ their row and of their destination's column (`torus_rings`). For whole-number we
 2^52 in all) every link load is an exact integer, so a window's loads are the sum of its classes'
 loads in any order: the windows are walked in order, classes entering the window are added to
 one running set of link loads and classes leaving it subtracted, and the busiest link is read
-once per window. Every class's loads are computed once (kept while they fit a memory budget,
-computed again when they leave otherwise), so the cost grows with the classes, not with the
-windows times the flows. The result equals the price of each window's pairs float for float
+once per window, on the rings the window's classes use. Every class's loads are computed once
+(kept while they fit a memory budget, computed again when they leave otherwise; short flows on
+many rings as the links they cover), so the cost grows with the classes, not with the windows
+times the flows. The result equals the price of each window's pairs float for float
 (tests/network/test_torus_windows.py).
 """
 
@@ -28,15 +29,25 @@ from ddlsim.network.placement import Placement
 # Per-class loads kept for the walk while they hold at most this many link cells (8 bytes each).
 KEPT_CELLS = 1 << 23
 
-# One class's loads: per direction (+x, -x, +y, -y), the rings it uses and their links' loads.
-ClassLoads = tuple[tuple[np.ndarray, np.ndarray], ...]
+# One direction's loads of one class: (rings used, link ids or None, loads). With link ids (flat
+# over rings x links), loads lists those links only; without, it is one row per ring used.
+DirectionLoads = tuple[np.ndarray, np.ndarray | None, np.ndarray]
+# One class's loads: per direction (+x, -x, +y, -y).
+ClassLoads = tuple[DirectionLoads, ...]
 
 
-def _ring_rows(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: np.ndarray,
-               num_lines: int, ring: int) -> tuple[np.ndarray, np.ndarray]:
-    """(rings used, their links' loads): each flow covers `length` links of ring `line` from
-    `start` onwards (cyclically); loads are interval sums, exact for whole-number weights."""
+def _ring_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: np.ndarray,
+                num_lines: int, ring: int) -> DirectionLoads:
+    """Loads of links of rings: each flow covers `length` links of ring `line` from `start`
+    onwards (cyclically). Short flows on many rings list the links they cover; otherwise interval
+    sums over every link of the rings used. Both are exact for whole-number weights."""
     used = np.flatnonzero(np.bincount(line, minlength=num_lines))
+    hops = int(length.sum())
+    if 4 * hops <= used.size * ring:
+        flow = np.repeat(np.arange(line.size), length)
+        offset = np.arange(hops) - np.repeat(np.cumsum(length) - length, length)
+        links, inverse = np.unique(line[flow] * ring + (start[flow] + offset) % ring, return_inverse=True)
+        return used, links, np.bincount(inverse.ravel(), weights=weight[flow], minlength=links.size)
     lookup = np.zeros(num_lines, dtype=np.int64)
     lookup[used] = np.arange(used.size)
     compact = lookup[line]
@@ -45,7 +56,7 @@ def _ring_rows(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight: 
     values = np.concatenate([weight, -weight])
     diff = np.bincount(index, weights=values, minlength=used.size * width).reshape(used.size, width)
     covered = np.cumsum(diff, axis=1)[:, :2 * ring]
-    return used, covered[:, :ring] + covered[:, ring:]
+    return used, None, covered[:, :ring] + covered[:, ring:]
 
 
 class _Flows:
@@ -80,10 +91,10 @@ class _Flows:
             for forward in (True, False):
                 used = (forward_flags == forward) & (hops > 0)
                 if not used.any():
-                    parts.append((np.zeros(0, dtype=np.int64), np.zeros((0, ring))))
+                    parts.append((np.zeros(0, dtype=np.int64), None, np.zeros((0, ring))))
                     continue
                 start = position[used] if forward else (position[used] - hops[used] + 1) % ring
-                parts.append(_ring_rows(line[used], start, hops[used], weight[used], lines, ring))
+                parts.append(_ring_loads(line[used], start, hops[used], weight[used], lines, ring))
         return tuple(parts)
 
     def kept_loads(self, klass: int) -> ClassLoads:
@@ -91,10 +102,16 @@ class _Flows:
         loads = self.kept.get(klass)
         if loads is None:
             loads = self.loads(klass)
-            cells = sum(block.size for _, block in loads)
+            cells = sum(values.size for _, _, values in loads)
             if self.kept_cells + cells <= KEPT_CELLS:
                 self.kept[klass], self.kept_cells = loads, self.kept_cells + cells
         return loads
+
+    def release(self, klass: int) -> None:
+        """Forget a class's kept loads once the kept ones fill half the budget (a walk whose windows
+        move forward never needs them again)."""
+        if self.kept_cells > KEPT_CELLS // 2 and klass in self.kept:
+            self.kept_cells -= sum(values.size for _, _, values in self.kept.pop(klass))
 
 
 class WindowPricer:
@@ -119,15 +136,24 @@ class WindowPricer:
 
 def window_prices(torus: TorusShape, flows: _Flows, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Latency and seconds per weight-byte of each window [first, last] of classes of `flows`
-    (module docstring)."""
+    (module docstring). Rings no class of the window uses carry no load, so the busiest link is
+    looked for on the rings in use only (counted per ring)."""
     width, height = torus.dims
     totals = [np.zeros((height, width)), np.zeros((height, width)), np.zeros((width, height)),
               np.zeros((width, height))]
+    in_use = [np.zeros(height, dtype=np.int64), np.zeros(height, dtype=np.int64), np.zeros(width, dtype=np.int64),
+              np.zeros(width, dtype=np.int64)]
 
-    def shift(klass: int, sign: float) -> None:
-        for total, (used, block) in zip(totals, flows.kept_loads(klass)):
-            if used.size:
-                total[used] += sign * block
+    def shift(klass: int, sign: int) -> None:
+        for total, count, (rings, links, values) in zip(totals, in_use, flows.kept_loads(klass)):
+            if rings.size:
+                count[rings] += sign
+                if links is None:
+                    total[rings] += sign * values
+                else:
+                    total.reshape(-1)[links] += sign * values
+        if sign < 0:
+            flows.release(klass)
 
     latency, s_per_unit = np.zeros(len(windows)), np.zeros(len(windows))
     low, high = 0, -1  # the classes now in `totals`
@@ -136,12 +162,18 @@ def window_prices(torus: TorusShape, flows: _Flows, windows: np.ndarray) -> tupl
         for klass in range(min(low, first), max(high, last) + 1):
             inside_now, inside_next = low <= klass <= high, first <= klass <= last
             if inside_next and not inside_now:
-                shift(klass, 1.0)
+                shift(klass, 1)
             elif inside_now and not inside_next:
-                shift(klass, -1.0)
+                shift(klass, -1)
         low, high = first, last
         if flows.bounds[last + 1] > flows.bounds[first]:
             latency[index] = float(flows.class_latency[first:last + 1].max())
-            most = max(float(total.max()) for total in totals)
+            most = 0.0
+            for total, count in zip(totals, in_use):
+                rings = np.flatnonzero(count)
+                if rings.size == count.size:
+                    most = max(most, float(total.max()))
+                elif rings.size:
+                    most = max(most, float(total[rings].max()))
             s_per_unit[index] = most * units.BITS_PER_BYTE / torus.link_bandwidth_bps
     return latency, s_per_unit

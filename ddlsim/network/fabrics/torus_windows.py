@@ -159,6 +159,13 @@ def window_prices(torus: TorusShape, flows: _Flows, windows: np.ndarray) -> tupl
     low, high = 0, -1  # the classes now in `totals`
     for index, (first, last) in enumerate(windows):
         first, last = int(first), int(last)
+        if first == last:  # one class: its own loads are the window's
+            if flows.bounds[last + 1] > flows.bounds[first]:
+                latency[index] = float(flows.class_latency[first])
+                most = max([0.0] + [float(values.max()) for _, _, values in flows.kept_loads(first) if values.size])
+                s_per_unit[index] = most * units.BITS_PER_BYTE / torus.link_bandwidth_bps
+                flows.release(first)
+            continue
         for klass in range(min(low, first), max(high, last) + 1):
             inside_now, inside_next = low <= klass <= high, first <= klass <= last
             if inside_next and not inside_now:

@@ -119,12 +119,16 @@ class StepPricer:
         if budget_s is not None:  # the repetitions' latency floors (counted in the caller's budget)
             ahead = self._window_floor(step, layout, placement, step_bytes)
             left_s = float(np.sum(ahead))
+        if np.any(low != high):
+            cost = self.cost(step.pattern, layout, placement)
+            if cost.disjoint:
+                return window_max(cost.class_latency_s, low, high), cost.window_s_per_unit(low, high)
+        assert isinstance(step.pattern, Pairs)
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
         inverse = inverse.ravel()
-        # A fabric that prices every window at once, each as its pairs alone (which the per-class
-        # figures of a disjoint pattern give too), is asked first: the whole pattern's price,
-        # needed only to tell whether its classes are disjoint, is then never computed.
+        # A fabric that prices every window at once (each as its pairs alone) serves the budget
+        # too: the repetitions are then checked against it from those prices.
         together = self.fabric.price_windows(step.pattern, distinct, layout, placement)
         if together is not None:
             if budget_s is None:
@@ -132,11 +136,6 @@ class StepPricer:
             latency, s_per_unit = together
             priced = np.ones(len(distinct), dtype=bool)
         else:
-            if np.any(low != high):
-                cost = self.cost(step.pattern, layout, placement)
-                if cost.disjoint:
-                    return window_max(cost.class_latency_s, low, high), cost.window_s_per_unit(low, high)
-            assert isinstance(step.pattern, Pairs)
             latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
             priced = np.zeros(len(distinct), dtype=bool)
         spent_s = 0.0

@@ -65,3 +65,20 @@ def test_windows_in_any_order_and_overlap_equal_each_window_alone():
     for index, (low, high) in enumerate(windows):
         alone = torus.price(step.pattern.select(int(low), int(high)), layout, placement)
         assert (latency[index], s_per_unit[index]) == (alone.latency_s, alone.s_per_unit)
+
+
+@pytest.mark.parametrize("op", [CollectiveOp.REDUCE, CollectiveOp.BROADCAST])
+def test_whole_pattern_of_many_flows_equals_the_routed_price(op, monkeypatch):
+    from ddlsim.network.fabrics.base import Fabric
+
+    monkeypatch.setattr(torus_module, "PADDED_HOP_ENTRIES", 64)  # every pattern routed as interval loads
+    torus = make_fabric("torus2d", dims=[16, 12])
+    n = torus.num_nodes
+    layout, placement = GroupLayout(n), torus.place(n)
+    estimator = CollectiveEstimator(torus, "pipelined_tree")
+    request = ScheduleRequest(op, n, 0, 10**6, torus, layout, placement)
+    step = next(step for step in estimator.schedule(estimator.algorithm, request).steps if step.windows is not None)
+    ours = torus.price(step.pattern, layout, placement)
+    routed = Fabric.price_listed(torus, step.pattern, layout, placement)
+    assert (ours.latency_s, ours.s_per_unit, ours.disjoint) == (routed.latency_s, routed.s_per_unit, False)
+    assert routed.class_latency_s is None and ours.class_latency_s is None

@@ -29,6 +29,10 @@ from ddlsim.network.placement import Placement
 # Per-class loads kept for the walk while they hold at most this many link cells (8 bytes each).
 KEPT_CELLS = 1 << 23
 
+# Classes list the links their flows cover when the rings they use have more links than this
+# (and the flows cover a quarter of them or less); below it, summing intervals is faster.
+SPARSE_FROM_CELLS = 1 << 17
+
 # One direction's loads of one class: (rings used, link ids or None, loads). With link ids (flat
 # over rings x links), loads lists those links only; without, it is one row per ring used.
 DirectionLoads = tuple[np.ndarray, np.ndarray | None, np.ndarray]
@@ -43,7 +47,7 @@ def _ring_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight:
     sums over every link of the rings used. Both are exact for whole-number weights."""
     used = np.flatnonzero(np.bincount(line, minlength=num_lines))
     hops = int(length.sum())
-    if 4 * hops <= used.size * ring:
+    if 4 * hops <= used.size * ring and used.size * ring > SPARSE_FROM_CELLS:
         flow = np.repeat(np.arange(line.size), length)
         offset = np.arange(hops) - np.repeat(np.cumsum(length) - length, length)
         links, inverse = np.unique(line[flow] * ring + (start[flow] + offset) % ring, return_inverse=True)

@@ -127,12 +127,17 @@ class StepPricer:
         pairs = np.stack([low, high], axis=1)
         distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
         inverse = inverse.ravel()
-        if budget_s is None:
-            together = self.fabric.price_windows(step.pattern, distinct, layout, placement)
-            if together is not None:
+        # A fabric that prices every window at once (each as its pairs alone) serves the budget
+        # too: the repetitions are then checked against it from those prices.
+        together = self.fabric.price_windows(step.pattern, distinct, layout, placement)
+        if together is not None:
+            if budget_s is None:
                 return together[0][inverse], together[1][inverse]
-        latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
-        priced = np.zeros(len(distinct), dtype=bool)
+            latency, s_per_unit = together
+            priced = np.ones(len(distinct), dtype=bool)
+        else:
+            latency, s_per_unit = np.empty(len(distinct)), np.empty(len(distinct))
+            priced = np.zeros(len(distinct), dtype=bool)
         spent_s = 0.0
         for repetition, index in enumerate(inverse):
             if not priced[index]:

@@ -251,6 +251,14 @@ class Mesh(Pattern):
         order = positions[np.argsort(self.blocks[positions], kind="stable")]
         sizes = self.block_sizes()
         sizes = sizes[sizes > 0]
+        if sizes.size and int(sizes.min()) == int(sizes.max()):  # equal blocks: one block's pairs, for all blocks
+            size = int(sizes[0])
+            first, second = np.divmod(np.arange(size * size, dtype=np.int64), size)
+            keep = first != second
+            members = order.reshape(sizes.size, size)
+            src = np.take(members, first[keep], axis=1).ravel()  # C order: ravel needs no copy
+            dst = np.take(members, second[keep], axis=1).ravel()
+            return PairArrays(src, dst, np.full(src.size, float(self.weight)))
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         # Block by block, every (member i, member j), i != j, with i outer: one pass over all blocks.
         squares = sizes * sizes

@@ -42,15 +42,19 @@ def pipelined_phase(builder: ScheduleBuilder, tree: Tree, chunks: int, up: bool)
     low, high = np.maximum(0, steps - chunks + 1), np.minimum(height - 1, steps)
     fraction = builder.payload / chunks
     fan_in = tree.children_count + 1
-    level_fan_in = np.array([int(fan_in[dst[classes == c]].max()) for c in range(height)]) if up else None
-    profiles = []
-    for first, last in zip(low, high):
-        most = int(level_fan_in[first:last + 1].max()) if up else 0
-        profiles.append((Reduction(most, fraction),) if most >= 2 else ())
+    most = np.zeros(steps.size, dtype=np.int64)
+    if up:  # the largest fan-in of the levels a step adds into, from its few distinct windows
+        level_fan_in = np.zeros(height, dtype=np.int64)
+        np.maximum.at(level_fan_in, classes, fan_in[dst])
+        windows, inverse = np.unique(np.stack([low, high], axis=1), axis=0, return_inverse=True)
+        most = np.array([level_fan_in[first:last + 1].max() for first, last in windows])[inverse.ravel()]
+        most[most < 2] = 0
+    fan_ins = most.tolist()
     label = f"pipelined tree {'up' if up else 'down'}"
-    for start, stop in runs(profiles):
+    for start, stop in runs(fan_ins):
         step = CompactStep(pattern, fraction, stop - start, windows=(low[start:stop], high[start:stop]),
-                           reductions=profiles[start], label=label)
+                           reductions=(Reduction(fan_ins[start], fraction),) if fan_ins[start] else (),
+                           label=label)
 
         def explicit(step=step, start=start, stop=stop):
             for t in range(start, stop):

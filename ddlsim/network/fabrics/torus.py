@@ -23,7 +23,7 @@ from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import DomainCut, Fabric, expand_listed, listed_pairs_count
-from ddlsim.network.fabrics.torus_forms import shift_cost, window_prices
+from ddlsim.network.fabrics.torus_forms import shift_cost
 from ddlsim.network.fabrics.torus_rings import (
     interval_max,
     interval_parts,
@@ -31,6 +31,7 @@ from ddlsim.network.fabrics.torus_rings import (
     short_way,
     usable_links,
 )
+from ddlsim.network.fabrics.torus_windows import WindowPricer
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -143,6 +144,10 @@ class Torus2D(Fabric):
         return (DomainCut(width, out, out),)
 
     @cached_property
+    def _window_pricer(self) -> WindowPricer:
+        return WindowPricer(self)
+
+    @cached_property
     def _capacity(self) -> np.ndarray:
         return np.full(4 * self.num_nodes, self.link_bandwidth_bps)
 
@@ -187,7 +192,7 @@ class Torus2D(Fabric):
     def price_listed(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         """Link loads by interval sums along rows and columns (the generic path handles classes)."""
         if pattern.num_classes:
-            return super().price_listed(pattern, layout, placement)
+            return self._price_classes(pattern, layout, placement)
         structured = self._xor_cost(pattern, layout, placement)
         if structured is None:
             structured = shift_cost(self, pattern, layout, placement)
@@ -205,9 +210,25 @@ class Torus2D(Fabric):
         most = interval_max(self.dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weight)
         return PatternCost(float(latency.max()), most * units.BITS_PER_BYTE / self.link_bandwidth_bps)
 
+    def _price_classes(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
+        """Flows too many to route hop by hop carry no per-class figures (`route`): the whole
+        pattern is then the window of every class, priced from the class loads that the windows of
+        its steps reuse (`torus_windows`); otherwise the generic path, with per-class figures."""
+        if listed_pairs_count(pattern, layout) * sum(self.dims) > PADDED_HOP_ENTRIES:
+            src, dst, _, _ = expand_listed(pattern, layout, placement)
+            width, height = self.dims
+            most_x = int(short_way(dst % width - src % width, width)[1].max(initial=0))
+            most_y = int(short_way(dst // width - src // width, height)[1].max(initial=0))
+            if (most_x + most_y) * src.size > PADDED_HOP_ENTRIES:
+                every = np.array([[0, pattern.num_classes - 1]])
+                whole = self._window_pricer.prices(pattern, every, layout, placement)
+                if whole is not None:
+                    return PatternCost(float(whole[0][0]), float(whole[1][0]))
+        return super().price_listed(pattern, layout, placement)
+
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
                       ) -> tuple[np.ndarray, np.ndarray] | None:
-        return window_prices(self, pattern, windows, layout, placement)
+        return self._window_pricer.prices(pattern, windows, layout, placement)
 
     def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
                     ) -> tuple[np.ndarray, np.ndarray] | None:

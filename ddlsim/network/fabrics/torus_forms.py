@@ -1,8 +1,6 @@
 """Closed forms of regular patterns on the 2D torus, equal float for float to the listed price.
 
-Windows of classes (pipelined trees) route every flow once and sum each window's loads over
-its flows sorted by class; for whole-number weights (below 2^52 in all) every load is an exact
-integer, so the order of the additions cannot change it.
+Windows of classes (pipelined trees) are priced in `torus_windows`.
 
 Shifts along one dimension (`shift_pairs` with a stride: the rings of `torus2d` and
 `hierarchical`) stay inside rows or columns, and every row (column) carries the same flows.
@@ -25,8 +23,7 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.types import GroupLayout
-from ddlsim.network.fabrics.base import expand_listed
-from ddlsim.network.fabrics.torus_rings import interval_max, ring_interval_loads, short_way
+from ddlsim.network.fabrics.torus_rings import ring_interval_loads, short_way
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost
@@ -112,30 +109,3 @@ def _dim_shift_cost(torus: TorusShape, weight: float, rows: int, stride: int, si
         hops, load = _leg_load(y, y + ((coordinate + offset) % size - coordinate) * step, height, weight)
         return PatternCost(_latency_s(torus, 0, hops), load * units.BITS_PER_BYTE / torus.link_bandwidth_bps)
     return None
-
-
-def window_prices(torus: TorusShape, pattern: Pattern, windows: np.ndarray, layout: GroupLayout,
-                  placement: Placement) -> tuple[np.ndarray, np.ndarray] | None:
-    """Latency and seconds per weight-byte of each window [first, last] of classes (module
-    docstring), or None for weights that are not whole numbers."""
-    src, dst, weight, classes = expand_listed(pattern, layout, placement)
-    if classes is None or not np.all(weight == np.floor(weight)) or float(np.sum(weight)) >= 2.0 ** 52:
-        return None
-    width, height = torus.dims
-    order = np.argsort(classes, kind="stable")
-    src, dst, weight, classes = src[order], dst[order], weight[order], classes[order]
-    x1, y1, x2, y2 = src % width, src // width, dst % width, dst // width
-    forward_x, hops_x = short_way(x2 - x1, width)
-    forward_y, hops_y = short_way(y2 - y1, height)
-    flow_latency = (torus.io_latency_s + hops_x * torus.propagation_s[0] + hops_y * torus.propagation_s[1]
-                    + torus.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
-    bounds = np.searchsorted(classes, np.arange(pattern.num_classes + 1))
-    latency, s_per_unit = np.zeros(len(windows)), np.zeros(len(windows))
-    for index, (first, last) in enumerate(windows):
-        rows = slice(int(bounds[first]), int(bounds[last + 1]))
-        if rows.stop > rows.start:
-            most = interval_max(torus.dims, x1[rows], y1[rows], x2[rows], forward_x[rows], hops_x[rows],
-                                      forward_y[rows], hops_y[rows], weight[rows])
-            latency[index] = float(flow_latency[rows].max())
-            s_per_unit[index] = most * units.BITS_PER_BYTE / torus.link_bandwidth_bps
-    return latency, s_per_unit

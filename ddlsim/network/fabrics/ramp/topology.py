@@ -104,8 +104,13 @@ class RampDims:
         nodes = np.asarray(nodes, dtype=np.int64)
         if nodes.size and (nodes.min() < 0 or nodes.max() >= self.num_nodes):
             raise ConfigError("node", int(nodes.max()), f"must be in [0, {self.num_nodes})")
-        rest, lam = np.divmod(nodes, self.wavelengths)
-        g, j = np.divmod(rest, self.racks)
+        wavelengths, racks = self.wavelengths, self.racks
+        if wavelengths & (wavelengths - 1) == 0 and racks & (racks - 1) == 0:  # powers of two: shifts and masks
+            low_bits = wavelengths.bit_length() - 1
+            rest = nodes >> low_bits
+            return rest >> (racks.bit_length() - 1), rest & (racks - 1), nodes & (wavelengths - 1)
+        rest, lam = np.divmod(nodes, wavelengths)
+        g, j = np.divmod(rest, racks)
         return g, j, lam
 
     def node_id(self, g: np.ndarray | int, j: np.ndarray | int, lam: np.ndarray | int) -> np.ndarray:

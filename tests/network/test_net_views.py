@@ -12,6 +12,7 @@ from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.estimate import StepPricer, price_explicit, price_schedule
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.reduction import ReductionModel
 from ddlsim.network.verify import compare_views, fabric_for
 
@@ -31,7 +32,7 @@ LAYOUTS = [(2, 1), (3, 1), (7, 1), (8, 4), (12, 2), (16, 1), (24, 8), (33, 1), (
 
 def _check(fabric: Fabric, algorithm, op: CollectiveOp, size: int, stride: int, root: int, size_bytes: int) -> None:
     layout = GroupLayout(size, stride, size * stride)
-    placement = fabric.place(layout.job_ranks)
+    placement = place_ranks(fabric, layout.job_ranks)
     request = ScheduleRequest(op, size, root, size_bytes, fabric, layout, placement)
     compact, explicit = algorithm.compact(request), algorithm.explicit(request)
     compare_views(compact, explicit)

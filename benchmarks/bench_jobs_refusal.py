@@ -1,6 +1,6 @@
 """How long `task=jobs` takes to refuse more jobs than the fabric holds (issue 35: at most 2 s).
 
-    python benchmarks/bench_jobs_refusal.py [--repeats 5]
+    python benchmarks/bench_jobs_refusal.py [--repeats 5] [--tiny]
 
 Each case is ``ddlsim.run`` of ``experiment=single task=jobs`` with a job count the fabric cannot
 hold; the job count is checked against the fabric's slots before any job's model or workload is
@@ -40,9 +40,11 @@ def _cpu_s(call, argument) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--tiny", action="store_true", help="one repeat of the first case (the test suite's smoke run)")
+    args = parser.parse_args()
+    repeats, cases = (1, dict(list(CASES.items())[:1])) if args.tiny else (args.repeats, CASES)
     print(f"{'case':34} {'run cpu s':>10} {'refusal cpu s':>14}  error")
-    for name, overrides in CASES.items():
+    for name, overrides in cases.items():
         overrides = ["experiment=single", "task=jobs", *overrides]
         whole = [_cpu_s(ddlsim.run, overrides) for _ in range(repeats)]
         refusal = []

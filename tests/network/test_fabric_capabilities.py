@@ -105,6 +105,11 @@ NOT_A_FABRIC_TABLE = {
     ("validation/vtrain.py", "vtrain_a100"): "the measured cluster the validation reproduces (its fabric config)",
     **{("validation/contention_suite.py", name): "a fabric the SimGrid concurrency suite builds for its cases"
        for name in ("ideal", "opsquare", "superpod", "topoopt", "torus2d")},
+    ("validation/published_tables.py", "superpod"): "the published runs' clusters (Selene; Meta's RoCE H100 cluster)",
+    ("validation/iteration_cases.py", "ideal"): "a fabric the iteration-model contention cases build",
+    ("tasks/workload_comm.py", "topoopt"): "the registered name of the TopoOpt List 1 workload models (a model)",
+    **{("tasks/components.py", name): "a topology family of SiPAC Fig. 9's component counts, not a fabric config"
+       for name in ("bcube", "sipac", "superpod")},
     **{("core/catalog.py", name): "the one explicit list of options, which names every fabric's module"
        for name in OPTIONS["fabric"]},
 }

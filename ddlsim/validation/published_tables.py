@@ -18,8 +18,9 @@ Llama 3 405B (Llama Team 2024, Sec. 3.3 and Table 4): 126 layers, bf16, H100 80 
 RoCE per GPU (``superpod`` with 400 Gb/s NICs and NVLink 4's 3.6 Tb/s a direction in a node),
 TP 8, CP and DP as given, PP 16, micro-batch 1 (a DP group's batch of sequences is its
 micro-batches), sequence parallelism, the data-parallel optimizer states sharded (ZeRO 1) and
-their synchronisation overlapping backward (FSDP), no recomputation, two virtual stages per
-pipeline stage (Meta's schedule is its own: it interleaves and takes one layer off the first and
+their synchronisation overlapping backward (FSDP), no recomputation, four virtual stages per
+pipeline stage (`LLAMA3_VIRTUAL_STAGES`, the setting issue 32 reported its figures with; Meta does not
+state it; Meta's schedule is its own: it interleaves and takes one layer off the first and
 the last stage, which ddlsim's uneven split does). ddlsim's Megatron-Core memory accounting puts
 the interleaved stages over 80 GB without recomputation, so the memory check is waived. The
 measured iteration time is ddlsim's model FLOPs over Meta's BF16 MFU of every GPU.

@@ -8,10 +8,12 @@ the ``fabric`` group's fabric by ``task.placement`` (`ddlsim.network.contention.
 placement (the ``collective`` group's algorithm, the ``training`` group's overlap), then all of
 them run concurrently for ``task.iterations`` iterations in one fluid engine, sharing whatever
 declared resources their placements have in common (`ddlsim.training.jobs`), and each runs alone.
+``task.arrival``: ``together`` (all start at 0) or ``random`` (each at a uniform offset within its
+alone iteration, drawn from ``task.seed``, all iterating until the last is done).
 ``network.contention=off`` runs every job alone (jobs do not share).
 
 Rows: ``job_id``, ``model``, ``placement``, ``nodes`` (node ranges), ``num_ranks``,
-``iteration_time_s`` (mean over the iterations), ``iteration_time_p99_s``,
+``start_offset_s``, ``iteration_time_s`` (mean over the iterations), ``iteration_time_p99_s``,
 ``alone_iteration_time_s``, ``slowdown`` (mean over alone), with the fabric, algorithm and
 ``num_jobs``. Captured programs (``model: {name: program, ...}``) run from their own graph.
 """
@@ -45,7 +47,17 @@ class JobsTaskConfig:
     seed: int = 0
     slot_nodes: int = 0
     iterations: int = 5
+    arrival: str = "together"
     progress: bool = True
+
+
+def check_arrival(value: Any, key: str = "arrival") -> str:
+    """``together`` or ``random`` (`ddlsim.training.jobs`), else a `ConfigError` naming `key`."""
+    from ddlsim.training.jobs import ARRIVALS
+
+    if value not in ARRIVALS:
+        raise ConfigError(key, value, f"must be one of {', '.join(ARRIVALS)}")
+    return str(value)
 
 
 def node_ranges(nodes: np.ndarray) -> str:
@@ -102,6 +114,7 @@ def job_rows(specs: list[JobSpec], placements: list, times: list, labels: Row, p
         nodes = placement.nodes if placement.nodes is not None else np.arange(placement.num_ranks)
         rows.append({**labels, "job_id": index, "model": spec.label, "placement": policy, "nodes": node_ranges(nodes),
                      "num_ranks": placement.num_ranks, "status": "ok",
+                     "start_offset_s": result.start_offset_s,
                      "iteration_time_s": result.mean_s, "iteration_time_p99_s": result.p99_s,
                      "alone_iteration_time_s": result.alone_s, "slowdown": result.slowdown})
     return rows
@@ -128,6 +141,7 @@ class JobsTask:
     iterations: int
     progress: bool
     num_jobs: int = 2
+    arrival: str = "together"
     name: str = "jobs"
     count_key: tuple[str, int] = ("task.num_jobs", 2)  # what sets the number of jobs, and its value
 
@@ -142,7 +156,8 @@ class JobsTask:
         if not specs and config.num_jobs < 1:
             raise ConfigError("num_jobs", config.num_jobs, "must be >= 1")
         return cls(tuple(specs), config.placement, check_seed(config.seed), config.slot_nodes, config.iterations,
-                   bool(config.progress), config.num_jobs, count_key=job_count_key(config.jobs, config.num_jobs))
+                   bool(config.progress), config.num_jobs, check_arrival(config.arrival),
+                   count_key=job_count_key(config.jobs, config.num_jobs))
 
     def job_models(self, components: Components) -> tuple[list[JobSpec], list[tuple[Any, Any]]]:
         """The jobs and their (model, parallel) objects: the task's list or mix, else ``num_jobs``
@@ -197,10 +212,10 @@ class JobsTask:
             graph = job_graph(source, components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
         times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention,
-                         progress=say(self.progress and len(jobs) >= 8))
+                         progress=say(self.progress and len(jobs) >= 8), arrival=self.arrival, seed=self.seed)
         labels = {"fabric": config_label(components.config, "fabric"),
                   "algorithm": algorithm_label(components.config.collective), "device": str(device.name),
-                  "num_jobs": len(jobs), "iterations": self.iterations, "seed": self.seed,
+                  "num_jobs": len(jobs), "iterations": self.iterations, "seed": self.seed, "arrival": self.arrival,
                   "contention": "on" if settings.contention else "off", "overlap": settings.overlap.value}
         rows = job_rows(specs, placements, times, labels, self.placement)
         return TaskResult(rows=rows, summary=summarize_jobs(rows, f"{labels['fabric']} ({self.placement})"))

@@ -19,7 +19,8 @@
 
 Rows: the job's columns of `ddlsim.tasks.jobs` with ``fabric`` the system, ``load`` (the share of
 the cluster's servers the jobs take), ``degree``, ``link_bandwidth_bps``, ``num_servers``, ``seed``
-(the placement's; sweep it to average placements, as the paper does) and
+(the placement's and, with ``task.arrival=random``, the jobs' start offsets'; sweep it to average
+placements, as the paper does), ``arrival`` and
 ``pooled_iteration_time_p99_s``: the 99th percentile over every iteration of every job of that
 system at that load (the paper's tail over time), the same on each of the system's rows.
 """
@@ -39,7 +40,7 @@ from ddlsim.network.contention.job_placement import check_policy, place_jobs_on_
 from ddlsim.network.fabrics.topoopt.shared_cluster import FIG16_SYSTEMS, SHARDED, shared_fat_tree
 from ddlsim.tasks.base import Components, Row, TaskResult
 from ddlsim.tasks.job_specs import JobSpec, build_job_model, parse_jobs, plain
-from ddlsim.tasks.jobs import job_graph, job_rows, job_source, say, summarize_jobs
+from ddlsim.tasks.jobs import check_arrival, job_graph, job_rows, job_source, say, summarize_jobs
 from ddlsim.tasks.train import algorithm_label
 from ddlsim.training.jobs import TAIL_PERCENTILE
 
@@ -61,6 +62,7 @@ class TopoOptJobsTaskConfig:
     placement: str = "random"
     seed: int = 0
     iterations: int = 5
+    arrival: str = "together"
     collectives: dict[str, Any] = field(default_factory=dict)
     progress: bool = True
 
@@ -83,6 +85,7 @@ class TopoOptJobsTask:
     seed: int
     iterations: int
     collectives: tuple[tuple[str, Any, str], ...] = ()
+    arrival: str = "together"
     progress: bool = True
     name: str = "topoopt_jobs"
 
@@ -111,7 +114,7 @@ class TopoOptJobsTask:
         return cls(systems, config.num_servers, config.degree,
                    units.parse_bandwidth_bps(config.link_bandwidth, "link_bandwidth"), config.gpus_per_server,
                    config.servers_per_job, tuple(specs), config.placement, check_seed(config.seed), config.iterations,
-                   tuple(collectives), bool(config.progress))
+                   tuple(collectives), progress=bool(config.progress), arrival=check_arrival(config.arrival))
 
     def algorithm_for(self, system: str, default: Any, default_label: str) -> tuple[Any, str]:
         for name, algorithm, label in self.collectives:
@@ -127,7 +130,7 @@ class TopoOptJobsTask:
         labels = {"device": str(components.device.name), "num_jobs": len(self.specs),
                   "load": len(self.specs) * self.servers_per_job / self.num_servers, "degree": self.degree,
                   "link_bandwidth_bps": self.link_bandwidth_bps, "num_servers": self.num_servers,
-                  "iterations": self.iterations, "seed": self.seed,
+                  "iterations": self.iterations, "seed": self.seed, "arrival": self.arrival,
                   "contention": "on" if settings.contention else "off", "overlap": settings.overlap.value}
         rows: list[Row] = []
         summaries = []
@@ -164,7 +167,8 @@ class TopoOptJobsTask:
                                          placement)
             graph = job_graph(job_source(model, parallel, components.device), components.compute, timer, settings)
             jobs.append(JobGraph(graph, contention_model(fabric, placement).demand_of))
-        times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention)
+        times = run_jobs(jobs, shared_model(fabric), iterations=self.iterations, contention=settings.contention,
+                         arrival=self.arrival, seed=self.seed)
         return placements, times, self.placement
 
     def _shards(self, system, built, algorithm, components, settings):

@@ -20,7 +20,9 @@ When no two collectives overlap in the isolated placement nothing can contend, a
 placement is returned unchanged (bit for bit).
 
 Several jobs on one fabric (`place_jobs`) run the same way, every job on its own nodes, all of
-them in one engine, so they share whatever resources their placements have in common.
+them in one engine, so they share whatever resources their placements have in common. Jobs start
+together, or each at its own offset (``start_s``); with ``steady`` every job keeps iterating until
+the last one has run its iterations, so that none runs its last iterations alone.
 """
 
 from __future__ import annotations
@@ -60,10 +62,13 @@ def place_contended(graph: IterationGraph, model: ContentionModel) -> Placement:
 
 
 def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iterations: int = 1,
-               demand_of: Sequence[DemandOf] | None = None) -> list[list[Placement]]:
+               demand_of: Sequence[DemandOf] | None = None, start_s: Sequence[float] | None = None,
+               steady: bool = False) -> list[list[Placement]]:
     """Run every graph for `iterations` back-to-back iterations at once on one fabric; the
     placement of each job's each iteration, in its own time origin (the iteration's start).
     `demand_of[j]` prices job j's calls (its own placement on the fabric); default: the model's.
+    `start_s[j]` is when job j's first iteration starts (default: all at 0). With `steady`, a
+    job that has run its iterations keeps iterating (unrecorded) while any other job still runs.
     Demands and `model.capacity_bps` must number resources alike: one job's collapsed model
     (`contention_model(fabric)`) does not fit per-placement demands."""
     collapsed = model.resources is not None and model.capacity_bps.size != model.resources.size
@@ -76,13 +81,21 @@ def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iter
     stages = [sorted({op.stage for op in graph.ops}) for graph in graphs]
     copies = 1 if shared_stages else max((len(stage_list) for stage_list in stages), default=1)
     engine = FluidNetwork(np.tile(model.capacity_bps, copies))
-    runs = [_JobRun(graph, stage_list, demand, resources_per_copy, iterations)
+    runs = [_JobRun(graph, stage_list, demand, resources_per_copy, iterations, steady)
             for graph, stage_list, demand in zip(graphs, stages, demand_fns)]
     compute_heap: list[tuple[float, int, int]] = []
     now = 0.0
+    offsets = [0.0] * len(runs) if start_s is None else [float(value) for value in start_s]
+    if len(offsets) != len(runs) or any(not value >= 0 for value in offsets):
+        raise ValueError(f"place_jobs: start_s needs one offset >= 0 per job, got {list(offsets)}")
+    for job, (run, offset) in enumerate(zip(runs, offsets)):
+        if offset > 0:
+            run.hold(job, offset, compute_heap)
     for job, run in enumerate(runs):
         run.start_ready(job, now, engine, compute_heap)
     while compute_heap or engine.busy():
+        if steady and all(run.recorded_all for run in runs):
+            break
         next_compute = compute_heap[0][0] if compute_heap else np.inf
         finished = engine.advance(until_s=next_compute)
         if finished:
@@ -96,18 +109,24 @@ def place_jobs(graphs: Sequence[IterationGraph], model: ContentionModel, *, iter
                 time, job, index = heapq.heappop(compute_heap)
                 ended.append((job, index, time))
         for job, index, time in ended:
-            runs[job].finish(index, time)
+            if index == _RELEASE:
+                runs[job].release(time)
+            else:
+                runs[job].finish(index, time)
         for job, run in enumerate(runs):
             run.start_ready(job, now, engine, compute_heap)
     return [run.placements() for run in runs]
+
+
+_RELEASE = -1  # the op index of a job's start event in the compute heap
 
 
 class _JobRun:
     """One job's ops over its iterations: what is ready, when each op started and ended."""
 
     def __init__(self, graph: IterationGraph, stages: list[int], demand_of: DemandOf, copy_size: int,
-                 iterations: int) -> None:
-        self.graph, self.demand_of, self.iterations = graph, demand_of, iterations
+                 iterations: int, steady: bool = False) -> None:
+        self.graph, self.demand_of, self.iterations, self.steady = graph, demand_of, iterations, steady
         self.stage_copy = {stage: position for position, stage in enumerate(stages)}
         self.copy_size = copy_size
         count = len(graph.ops)
@@ -134,6 +153,18 @@ class _JobRun:
         self.done: list[Placement] = []
         self.walks: dict[int, _Walk] = {}
         self.stage_ranks, self.job_ranks = _stage_ranks(graph, len(stages))
+
+    @property
+    def recorded_all(self) -> bool:
+        return len(self.done) >= self.iterations
+
+    def hold(self, job: int, start_s: float, compute_heap: list) -> None:
+        """Start the job at `start_s` instead of 0: nothing of it is ready before then."""
+        self.held, self.ready = self.ready, []
+        heapq.heappush(compute_heap, (start_s, job, _RELEASE))
+
+    def release(self, time: float) -> None:
+        self.ready, self.iteration_start = self.held, time
 
     def start_ready(self, job: int, now: float, engine: FluidNetwork, compute_heap: list) -> None:
         ready, self.ready = self.ready, []
@@ -215,9 +246,10 @@ class _JobRun:
         starts = tuple(value - origin for value in self.start)
         ends = tuple(value - origin for value in self.end)
         stretched = tuple(end - start for start, end in zip(starts, ends))
-        self.done.append(Placement(starts, ends, stretched))
+        if not self.recorded_all:
+            self.done.append(Placement(starts, ends, stretched))
         self.iteration += 1
-        if self.iteration < self.iterations:
+        if self.iteration < self.iterations or self.steady:
             self.iteration_start = time
             self.remaining = self.count
             self.waiting = list(self.needed)

@@ -7,6 +7,11 @@ run at once for some iterations (`ddlsim.training.contended.place_jobs`), and ea
 
 A job alone runs in the same engine with nothing beside it, so its alone time is its isolated
 iteration exactly; with ``contention=False`` every job runs alone (jobs do not share).
+
+Arrival (``arrival``): ``together`` starts every job at 0, so jobs of one model stay in phase;
+``random`` starts job j at a uniform offset within its own alone iteration (from ``seed``) and keeps
+every job iterating until the last has run its iterations (steady state: no job runs its last
+iterations alone), as jobs of a shared cluster arrive.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from ddlsim.training.pricing import CollectiveTimer
 from ddlsim.training.run import estimator_timer
 
 TAIL_PERCENTILE = 99.0
+ARRIVALS = ("together", "random")
+ARRIVAL_STREAM = 1  # the offsets' generator is seeded with (seed, ARRIVAL_STREAM): apart from placements
 
 
 def shared_model(fabric) -> ContentionModel:
@@ -72,10 +79,12 @@ class JobGraph:
 
 @dataclass(frozen=True)
 class JobTimes:
-    """One job's iteration times beside the others (`iterations_s`) and alone (`alone_s`)."""
+    """One job's iteration times beside the others (`iterations_s`) and alone (`alone_s`), and
+    when it started (`start_offset_s`)."""
 
     iterations_s: tuple[float, ...]
     alone_s: float
+    start_offset_s: float = 0.0
 
     @property
     def mean_s(self) -> float:
@@ -97,18 +106,35 @@ def alone_times(jobs: Sequence[JobGraph], model: ContentionModel, iterations: in
             for job in jobs]
 
 
+def arrival_offsets_s(alone_s: Sequence[float], arrival: str, seed: int = 0) -> list[float] | None:
+    """Each job's start (module docstring): None for ``together``, else a uniform draw within
+    each job's alone iteration."""
+    if arrival == "together":
+        return None
+    if arrival != "random":
+        raise ValueError(f"arrival must be one of {ARRIVALS}, got {arrival!r}")
+    draws = np.random.default_rng([seed, ARRIVAL_STREAM]).uniform(0.0, 1.0, len(alone_s))
+    return [float(draw * alone) for draw, alone in zip(draws, alone_s)]
+
+
 def run_jobs(jobs: Sequence[JobGraph], model: ContentionModel, *, iterations: int, contention: bool = True,
-             progress: Callable[[str], None] | None = None) -> list[JobTimes]:
+             progress: Callable[[str], None] | None = None, arrival: str = "together",
+             seed: int = 0) -> list[JobTimes]:
     """Every job for `iterations` iterations at once on `model`'s fabric (each alone when
-    `contention` is False), and each alone; one `JobTimes` per job, in job order."""
+    `contention` is False), and each alone; one `JobTimes` per job, in job order. `arrival` and
+    `seed`: when the jobs start (module docstring)."""
     say = progress or (lambda text: None)
     say(f"{len(jobs)} jobs alone")
     alone = alone_times(jobs, model)
     if not contention:
         runs = alone_times(jobs, model, iterations)
+        offsets = None
     else:
-        say(f"{len(jobs)} jobs together, {iterations} iterations")
+        offsets = arrival_offsets_s([single[0] for single in alone], arrival, seed)
+        say(f"{len(jobs)} jobs together ({arrival} arrival), {iterations} iterations")
         placements = place_jobs([job.graph for job in jobs], model, iterations=iterations,
-                                demand_of=[job.demand_of for job in jobs])
+                                demand_of=[job.demand_of for job in jobs], start_s=offsets,
+                                steady=offsets is not None)
         runs = [tuple(placement.makespan_s for placement in job) for job in placements]
-    return [JobTimes(times, single[0]) for times, single in zip(runs, alone)]
+    starts = offsets or [0.0] * len(jobs)
+    return [JobTimes(times, single[0], start) for times, single, start in zip(runs, alone, starts)]

@@ -59,6 +59,22 @@ def test_dp_heavy_jobs_slow_down_when_they_share_a_4_to_1_fat_tree_s_uplinks():
     assert (isolated["alone_iteration_time_s"] == spread["alone_iteration_time_s"]).all()
 
 
+def test_jobs_that_arrive_at_random_offsets_still_share_the_uplinks_in_steady_state():
+    fabric = ["fabric=topoopt_fat_tree_oversub", "fabric.oversubscription=[4.0,1.0]", "task.placement=spread"]
+    jobs = ["task.jobs=[{model: topoopt_candle, count: 4}]", "+task.model_overrides={num_servers: 8, sizes: sec5_6}"]
+    together = _rows(*fabric, *jobs)
+    arriving = _rows(*fabric, *jobs, "task.arrival=random", "task.seed=1")
+    assert (together["arrival"] == "together").all() and (together["start_offset_s"] == 0).all()
+    assert (arriving["arrival"] == "random").all()
+    offsets = arriving["start_offset_s"]
+    assert offsets.nunique() == 4 and (offsets >= 0).all()
+    assert (offsets < arriving["alone_iteration_time_s"]).all()
+    assert (arriving["alone_iteration_time_s"] == together["alone_iteration_time_s"]).all()
+    # Out of phase the jobs still load the same uplinks (each keeps iterating until all are done).
+    assert (arriving["slowdown"] > 1.05).all()
+    assert arriving.equals(_rows(*fabric, *jobs, "task.arrival=random", "task.seed=1"))
+
+
 def test_random_placement_is_seeded_and_disjoint():
     base = ["fabric=topoopt_fat_tree_oversub", "task.jobs=[{model: topoopt_dlrm, count: 3}]", CANDLE_16,
             "task.placement=random", "task.iterations=2"]
@@ -100,7 +116,9 @@ def run_cli(capsys, tmp_path, overrides):
      EXIT_INVALID, "ddlsim: error: task.placement = 'round_robin': unknown placement policy; choose one of packed"),
     (["task.jobs=[{model: topoopt_candel}]"], EXIT_INVALID, "ddlsim: error: task.jobs[0].model = 'topoopt_candel'"),
     (["task.jobs=[{model: topoopt_candle, cout: 2}]"], EXIT_INVALID, "ddlsim: error: task.jobs[0].cout = 2"),
-], ids=["too_big", "overlap", "policy", "model", "key"])
+    (["task.arrival=staggered", "task.jobs=[topoopt_candle]"],
+     EXIT_INVALID, "ddlsim: error: task.arrival = 'staggered': must be one of together, random"),
+], ids=["too_big", "overlap", "policy", "model", "key", "arrival"])
 def test_bad_jobs_input_ends_in_one_line_naming_the_key(overrides, status, start, tmp_path, capsys):
     got, lines = run_cli(capsys, tmp_path, overrides)
     assert got == status and len(lines) == 1, lines

@@ -20,11 +20,12 @@ BENCHMARKS = REPO / "benchmarks"
 HELPERS = {"timing.py"}  # imported by the benchmarks, not one of them
 # Scripts sized by their own options (no --tiny flag of theirs).
 ARGUMENTS = {
+    "bench_chakra.py": ["--repeats", "1", "--no-process"],
     "bench_network.py": ["--ranks", "64", "--repeats", "1"],
     "bench_ramp_megatron.py": ["--repeats", "1"],
     "bench_session.py": ["--losses", "2", "--run-samples", "1", "--repeats", "1"],
 }
-SLOW = {"bench_capture.py", "bench_ramp_megatron.py", "bench_startup.py"}  # > 5 s each at tiny sizes
+SLOW = {"bench_capture.py", "bench_chakra.py", "bench_ramp_megatron.py", "bench_startup.py"}  # > 5 s each at tiny sizes
 TIMEOUT_S = 600
 
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import load_average, timed_cpu_and_wall  # noqa: E402
+from timing import load_average, percentile, timed_cpu_and_wall  # noqa: E402
 
 EXPORT = ["model=gpt", "model.layers=8", "model.global_batch=32", "parallel.tensor=2", "parallel.data=2",
           "parallel.pipeline=4", "training.chakra=true"]
@@ -53,11 +53,6 @@ def child_cpu_s(command: list[str]) -> tuple[float, float]:
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime), time.perf_counter() - wall
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def main() -> None:

@@ -26,6 +26,8 @@ import statistics
 import sys
 import time
 
+from timing import percentile
+
 GPT3_BASE = ["experiment=single", "model=gpt", "model.d_model=12288", "model.heads=96", "model.layers=96",
              "model.seq_len=2048", "model.global_batch=1536", "device=h100_sxm", "fabric=superpod",
              "parallel.tensor=8", "parallel.pipeline=16"]
@@ -33,11 +35,6 @@ GPT3_POINTS = [[f"parallel.data={data}", f"parallel.micro_batch={micro}"]
                for data in (8, 16, 32) for micro in (1, 2, 4)]
 LOSS_BASE = ["experiment=single"]
 LOSS_CASES = [("ideal", "ring"), ("ideal", "best"), ("superpod", "ring"), ("superpod", "best")]
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def timed_run(session, overrides: list[str]) -> tuple[float, float]:

@@ -30,3 +30,9 @@ def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, for a benchmark's first and last line."""
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.1f} {five:.1f} {fifteen:.1f}"
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The value at `fraction` (0.9: the 90th percentile) of `values`, by rank: no interpolation."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]

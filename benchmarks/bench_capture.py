@@ -5,13 +5,14 @@
 Each capture runs in a fresh Python process (so peak memory is that capture's alone) with the
 program of ``examples/llama_fsdp_tp.py``: a transformers ``LlamaForCausalLM`` built from its config
 (bf16, batch 1, sequence 8192), TP 8 with sequence parallelism, FSDP2 over the data-parallel
-dimension, AdamW, on a (128, 8) mesh of 1,024 fake ranks. Prints, per case, the median wall time
-of ``ddlsim.capture`` (building the model, sharding it and recording one step: what a user
-waits for; importing transformers comes before the clock), its median CPU time (user + system
-of the process: what the capture costs on an idle core, less sensitive than wall time to other
-jobs on the machine), the load average when each run ended, the peak resident set size of the
-process, and what was recorded. Targets (issue 17, two CPU cores): Llama-3-70B
-at most 60 s and 4 GB; Llama-3-8B at most 15 s.
+dimension, AdamW, on a (128, 8) mesh of 1,024 fake ranks. Prints, per case, the median CPU time
+of ``ddlsim.capture`` (building the model, sharding it and recording one step; importing
+transformers comes before the clock) in that process (`time.process_time`: user + system, what
+the capture costs on an idle core, less sensitive than wall time to other jobs on the machine),
+with its median wall time beside (what a user waits for), each run's CPU and wall time, the
+load average when each run ended, the peak resident set size of the process, and what was
+recorded. The load average is also the first and the last line. Targets (issue 17, two CPU
+cores): Llama-3-70B at most 60 s and 4 GB; Llama-3-8B at most 15 s.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from timing import load_average
+
 REPO = Path(__file__).resolve().parents[1]
 CHILD = """
 import json, os, resource, sys, time
@@ -31,9 +34,9 @@ import transformers.models.llama.modeling_llama  # the program's own library, im
 import ddlsim
 from functools import partial
 from examples.llama_fsdp_tp import build
-start, cpu_start = time.perf_counter(), sum(os.times()[:2])
+start, cpu_start = time.perf_counter(), time.process_time()
 program = ddlsim.capture(partial(build, shape={shape!r}, batch=1), ({dp}, {tp}), ("dp", "tp"), warmup={warmup})
-wall, cpu = time.perf_counter() - start, sum(os.times()[:2]) - cpu_start
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
 events = program.events
 print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "load_1min": os.getloadavg()[0],
                   "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -63,6 +66,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.tiny:
         args.cases, args.repeats, args.dp, args.tp = "tiny", 1, 2, 2
+    print(load_average(), flush=True)
     for shape in args.cases.split(","):
         runs = [run_case(shape, args.dp, args.tp, args.warmup) for _ in range(args.repeats)]
         wall = statistics.median(run["wall_s"] for run in runs)
@@ -77,12 +81,14 @@ def main() -> None:
                            f"(CPU time {'within' if cpu <= limit_s else 'OVER'})")
         if limit_bytes:
             verdict.append(f"memory {'within' if rss <= limit_bytes else 'OVER'} {limit_bytes / 1e9:g} GB")
+        each_cpu = ", ".join(f"{run['cpu_s']:.1f}" for run in runs)
         each = ", ".join(f"{run['wall_s']:.1f}" for run in runs)
         print(f"{shape} FSDP2 x TP {args.tp} on {args.dp * args.tp} fake ranks (warm-up {args.warmup}): median "
-              f"{wall:.1f} s over {len(runs)} runs ({each}; load average {load}), median CPU time {cpu:.1f} s, "
-              f"peak RSS "
-              f"{rss / 1e9:.2f} GB; {first['ops']} compute ops, {first['collectives']} collectives, "
-              f"{first['tflop']:.0f} TFLOP per rank; {'; '.join(verdict)}", flush=True)
+              f"CPU time {cpu:.1f} s ({each_cpu}), median wall {wall:.1f} s ({each}) over {len(runs)} runs "
+              f"(load average {load}), peak RSS {rss / 1e9:.2f} GB; {first['ops']} compute ops, "
+              f"{first['collectives']} collectives, {first['tflop']:.0f} TFLOP per rank; {'; '.join(verdict)}",
+              flush=True)
+    print(load_average())
 
 
 if __name__ == "__main__":

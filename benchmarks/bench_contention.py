@@ -13,6 +13,9 @@
    most twice off.
 3. The fluid engine alone: two to eight coflows sharing 65,536 nodes' resources, solves per second.
 `--tiny` runs 1 on 1,024 GPUs and 3 once, to check that the script runs.
+
+Times are CPU time (`time.process_time`) medians, with the wall-time median beside them; the load
+average is the first and the last line.
 """
 
 from __future__ import annotations
@@ -21,8 +24,15 @@ import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from timing import timed
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import load_average, timed_cpu_and_wall  # noqa: E402
+
+
+def medians_s(times: list[tuple[float, float]]) -> tuple[float, float]:
+    """(CPU, wall) medians of `timed_cpu_and_wall`'s times."""
+    return statistics.median(cpu for cpu, _ in times), statistics.median(wall for _, wall in times)
 
 
 def iteration_case(gpus: int, repeats: int) -> None:
@@ -46,25 +56,27 @@ def iteration_case(gpus: int, repeats: int) -> None:
     for contention in (False, True):
         settings = TrainingSettings(overlap="all", contention=contention)
         result = simulate_training(workload, pricer, settings, fabric=fabric)
-        times = timed(lambda settings=settings: simulate_training(workload, pricer, settings, fabric=fabric), repeats)
+        cpu_s, wall_s = medians_s(timed_cpu_and_wall(
+            lambda settings=settings: simulate_training(workload, pricer, settings, fabric=fabric), repeats))
         it = result.iteration
-        print(f"  contention {'on ' if contention else 'off'}: {statistics.median(times) * 1e3:8.1f} ms of CPU time "
-              f"per iteration (median of {repeats}), iteration {it.iteration_time_s:.4f} s, exposed communication "
-              f"{it.exposed_comm_time_s:.4f} s")
+        print(f"  contention {'on ' if contention else 'off'}: {cpu_s * 1e3:8.1f} ms of CPU time "
+              f"per iteration (median of {repeats}; wall median {wall_s * 1e3:.1f} ms), iteration "
+              f"{it.iteration_time_s:.4f} s, exposed communication {it.exposed_comm_time_s:.4f} s")
 
 
 def sweep_case(repeats: int) -> None:
     from ddlsim.app.sweep.inprocess import run_sweep
 
     for overlap in ("none", "dp_backward"):
-        medians = {}
+        medians, walls = {}, {}
         for contention in ("off", "on"):
             overrides = ["experiment=ramp_megatron", f"training.overlap={overlap}", f"network.contention={contention}"]
             run_sweep(overrides)
-            times = timed(lambda overrides=overrides: run_sweep(overrides), repeats)
-            medians[contention] = statistics.median(times)
-        print(f"ramp_megatron sweep, training.overlap={overlap}: off {medians['off']:.2f} s, on {medians['on']:.2f} s "
-              f"(median of {repeats}; on / off = {medians['on'] / medians['off']:.2f}, target <= 2)")
+            medians[contention], walls[contention] = medians_s(
+                timed_cpu_and_wall(lambda overrides=overrides: run_sweep(overrides), repeats))
+        print(f"ramp_megatron sweep, training.overlap={overlap}: CPU off {medians['off']:.2f} s, on "
+              f"{medians['on']:.2f} s (median of {repeats}; on / off = {medians['on'] / medians['off']:.2f}, "
+              f"target <= 2); wall median off {walls['off']:.2f} s, on {walls['on']:.2f} s")
 
 
 def engine_case(repeats: int) -> None:
@@ -85,9 +97,9 @@ def engine_case(repeats: int) -> None:
             return network.solves
 
         solves = run()
-        times = timed(run, repeats)
-        print(f"engine: {count} coflows on {2 * nodes:,} resources: {statistics.median(times) * 1e3:.1f} ms for "
-              f"{solves} solves ({solves / statistics.median(times):,.0f} solves/s)")
+        cpu_s, wall_s = medians_s(timed_cpu_and_wall(run, repeats))
+        print(f"engine: {count} coflows on {2 * nodes:,} resources: {cpu_s * 1e3:.1f} ms of CPU time (median; wall "
+              f"median {wall_s * 1e3:.1f} ms) for {solves} solves ({solves / cpu_s:,.0f} solves per CPU second)")
 
 
 def main() -> int:
@@ -106,7 +118,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
+    print(load_average(), flush=True)
+    started_cpu, started = time.process_time(), time.perf_counter()
     code = main()
-    print(f"total {time.perf_counter() - started:.1f} s")
+    print(f"total {time.process_time() - started_cpu:.1f} s of CPU, {time.perf_counter() - started:.1f} s wall")
+    print(load_average())
     sys.exit(code)

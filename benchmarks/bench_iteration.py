@@ -17,6 +17,10 @@ caches (the collective estimator's and the `Pricer`'s; "warm" as issue 15 define
   time once, for comparison (graphs up to ``--events-max-ops`` ops), checked to give the same
   iteration time.
 
+Times are CPU time (`time.process_time`), median and maximum, each with the wall-time median
+beside it (``wall``); the event simulation's one run is CPU time with its wall time beside. The
+load average is the first and the last line.
+
 Calculon (a Megatron-style performance model with a closed-form 1F1B/interleaved bubble and
 bandwidth tiers, no topology) evaluates one configuration in 1.59 ms in-process on this machine,
 whatever the model size or pipeline depth: measured by the author of issue 15, quoted here, not
@@ -31,7 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from timing import timed
+from timing import load_average, timed_cpu_and_wall
 
 CALCULON_MS_PER_CONFIG = 1.59
 MEMORY_BYTES = 80 * 2**30
@@ -106,6 +110,13 @@ class Bench:
         return self.pricers[device_name]
 
 
+def cells_ms(times: list[tuple[float, float]]) -> str:
+    """CPU median (max) and wall median of `timed_cpu_and_wall`'s times, in ms."""
+    cpu = [value for value, _ in times]
+    wall = statistics.median(value for _, value in times)
+    return f"{1e3 * statistics.median(cpu):8.3f} ({1e3 * max(cpu):7.3f}) {1e3 * wall:8.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
@@ -123,13 +134,14 @@ def main() -> None:
     from ddlsim.training import TrainingSettings, simulate_training
     from ddlsim.workload.parallel import ParallelConfig
 
+    print(load_average())
     bench = Bench()
     settings = TrainingSettings(overlap_p2p_comm=args.overlap_p2p_comm)
     events = TrainingSettings(engine="events", overlap_p2p_comm=args.overlap_p2p_comm)
     print(f"Calculon: {CALCULON_MS_PER_CONFIG} ms per configuration (measured by the author of issue 15 on this "
           "machine; quoted, not measured here)\n")
-    header = f"{'configuration':<94} {'iteration ms':>18} {'config ms':>18} {'ops':>9}"
-    print(header + ("   events s" if args.events else ""))
+    header = f"{'configuration':<94} {'iteration ms':>18} {'wall':>8} {'config ms':>18} {'wall':>8} {'ops':>9}"
+    print(header + ("   events s     wall" if args.events else ""))
     medians = []
     for case in cases:
         options = dict(case.model)
@@ -142,22 +154,23 @@ def main() -> None:
 
         workload = build()
         first = simulate_training(workload, pricer, settings)  # fills the price caches
-        iteration = timed(lambda w=workload, p=pricer: simulate_training(w, p, settings), args.repeats)
-        config = timed(lambda b=build, p=pricer: simulate_training(b(), p, settings), args.repeats)
-        medians.append(statistics.median(iteration))
-        line = (f"{case.label:<94} {1e3 * statistics.median(iteration):8.3f} ({1e3 * max(iteration):7.3f})"
-                f" {1e3 * statistics.median(config):8.3f} ({1e3 * max(config):7.3f}) {first.iteration.num_ops:>9,}")
+        iteration = timed_cpu_and_wall(lambda w=workload, p=pricer: simulate_training(w, p, settings), args.repeats)
+        config = timed_cpu_and_wall(lambda b=build, p=pricer: simulate_training(b(), p, settings), args.repeats)
+        medians.append(statistics.median(cpu for cpu, _ in iteration))
+        line = f"{case.label:<94} {cells_ms(iteration)} {cells_ms(config)} {first.iteration.num_ops:>9,}"
         if args.events and first.iteration.num_ops > args.events_max_ops:
-            line += "          -"
+            line += "          -        -"
         elif args.events:
-            start = time.perf_counter()
+            start_cpu, start = time.process_time(), time.perf_counter()
             slow = simulate_training(workload, pricer, events)
-            seconds = time.perf_counter() - start
+            seconds_cpu, seconds = time.process_time() - start_cpu, time.perf_counter() - start
             assert abs(slow.iteration.iteration_time_s / first.iteration.iteration_time_s - 1) < 1e-9
-            line += f" {seconds:10.2f}"
+            line += f" {seconds_cpu:10.2f} {seconds:8.2f}"
         print(line)
-    print(f"\nmedian (max) ms; iteration median over configurations {1e3 * statistics.median(medians):.3f} ms, "
-          f"largest {1e3 * max(medians):.3f} ms; Calculon {CALCULON_MS_PER_CONFIG} ms per configuration (quoted)")
+    print(f"\nCPU median (max) ms, wall median ms; iteration CPU median over configurations "
+          f"{1e3 * statistics.median(medians):.3f} ms, largest {1e3 * max(medians):.3f} ms; Calculon "
+          f"{CALCULON_MS_PER_CONFIG} ms per configuration (quoted)")
+    print(load_average())
 
 
 if __name__ == "__main__":

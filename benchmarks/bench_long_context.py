@@ -14,13 +14,17 @@ GPU-seconds per token = for one micro-batch, the compute of every stage (its lay
 embedding on the first and the output layer on the last), times the TP x CP GPUs that run each
 stage, over the micro-batch's tokens; the optimizer (once per global batch of millions of
 tokens) is left out. Printed per length: that figure, the attention kernels' share of it, and
-the ratio of the two lengths.
+the ratio of the two lengths; and, per length, how long building and pricing it took: CPU time
+(`time.process_time`) with wall time beside. The load average is the first and the last line.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections import defaultdict
+
+from timing import load_average
 
 from ddlsim.compute.kernel_registry import kernels_for
 from ddlsim.compute.kernel_roofline import kernel_time_s
@@ -70,19 +74,24 @@ def main() -> None:
     parser.add_argument("--micro-batch", type=int, default=1)
     parser.add_argument("--tiny", action="store_true", help="smoke test (it is already small: runs as usual)")
     args = parser.parse_args()
+    print(load_average())
     device = build("device", "h100_sxm")
     compute = build_compute("roofline", device)
     results, flops = {}, {}
     for seq, cp in CASES:
+        started_cpu, started = time.process_time(), time.perf_counter()
         total, by_class, flop = per_token(seq, cp, args.pipeline, args.micro_batch, device, compute)
+        cpu_s, wall_s = time.process_time() - started_cpu, time.perf_counter() - started
         attention = by_class.get("attention_forward", 0.0) + by_class.get("attention_backward", 0.0)
         results[seq], flops[seq] = total, flop
         classes = ", ".join(f"{name} {1e6 * value:.2f}" for name, value in sorted(by_class.items()))
         print(f"sequence {seq:>7,} CP {cp:>2}: {1e6 * total:.2f} GPU-us and {flop / 1e9:.2f} GFLOP per token; "
-              f"attention {100 * attention / total:.1f} % of the time ({classes})")
+              f"attention {100 * attention / total:.1f} % of the time ({classes}); built and priced in "
+              f"{cpu_s:.2f} s of CPU ({wall_s:.2f} s wall)")
     long, short = CASES[1][0], CASES[0][0]
     print(f"ratio {long:,} / {short:,}: {results[long] / results[short]:.3f} in time (acceptance: at most 1.5), "
           f"{flops[long] / flops[short]:.3f} in FLOPs (the ratio at equal kernel efficiency)")
+    print(load_average())
 
 
 if __name__ == "__main__":

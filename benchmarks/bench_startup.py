@@ -3,9 +3,11 @@
     python benchmarks/bench_startup.py [--repeats 7] [--job-repeats 3] [--no-job] [--importtime]
 
 Every row starts a new interpreter `--repeats` times; the rows take turns (round-robin), so that
-a change of load on a shared machine hits every row alike. Printed per row: the median and the
-maximum wall time, the time it adds over bare ``python -c pass``, and its ratio to
-``python -c "import torch"``, a yardstick measured in the same run. Rows:
+a change of load on a shared machine hits every row alike. Printed per row: the median CPU time
+of the process (user + system of the child, from ``resource.getrusage(RUSAGE_CHILDREN)``), the
+median and the maximum wall time beside it, the wall time it adds over bare ``python -c pass``,
+and its ratio to ``python -c "import torch"``, a yardstick measured in the same run. Times are
+CPU time with wall time beside; the load average is the first and the last line. Rows:
 
 - ``python -c pass`` and ``python -c "import torch"``: the yardsticks;
 - ``import ddlsim`` (target: adds 0.3 s or less over bare Python), ``import ddlsim.network``;
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,6 +38,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from timing import load_average
 
 PRICE = ("from ddlsim import estimate_collective; "
          "estimate_collective(op='all_reduce', size_bytes=10**9, num_ranks=1024, fabric='superpod', algorithm='ring')")
@@ -55,19 +60,27 @@ class Row:
     command: list[str]
     env: dict[str, str] = field(default_factory=dict)
     times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)
     target: str = ""
 
     def run(self, cwd: Path) -> None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(self.command, cwd=cwd, env={**os.environ, **self.env}, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0 or (self.env.get("COMP_LINE") and not done.stdout.strip()):
             raise SystemExit(f"{self.label} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         self.times.append(elapsed)
+        self.cpu_times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
 
     @property
     def median_s(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def median_cpu_s(self) -> float:
+        return statistics.median(self.cpu_times)
 
 
 def python(code: str) -> list[str]:
@@ -92,10 +105,11 @@ def rows(job_dir: Path) -> tuple[list[Row], Row]:
 
 
 def print_table(table: list[Row], bare_s: float, torch_s: float) -> None:
-    print(f"{'what':48} {'median':>8} {'max':>8} {'over bare':>10} {'x torch':>8}  runs  target")
+    print(f"{'what':48} {'CPU':>8} {'median':>8} {'max':>8} {'over bare':>10} {'x torch':>8}  runs  target")
     for row in table:
-        print(f"{row.label:48} {row.median_s:7.2f}s {max(row.times):7.2f}s {row.median_s - bare_s:+9.2f}s "
-              f"{row.median_s / torch_s:7.2f}x  {len(row.times):4d}  {row.target}")
+        print(f"{row.label:48} {row.median_cpu_s:7.2f}s {row.median_s:7.2f}s {max(row.times):7.2f}s "
+              f"{row.median_s - bare_s:+9.2f}s {row.median_s / torch_s:7.2f}x  {len(row.times):4d}  {row.target}")
+    print("CPU: median CPU time of the process (user + system); median, max, over bare, x torch: wall time")
 
 
 def top_imports(command: list[str], count: int = 12) -> list[tuple[float, str]]:
@@ -118,6 +132,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.tiny:
         args.repeats, args.no_job = 1, True
+    print(load_average(), flush=True)
 
     with tempfile.TemporaryDirectory() as scratch:
         cwd = Path(scratch)
@@ -139,6 +154,7 @@ def main() -> int:
             print(f"\ncostliest imports of {label} (cumulative seconds, python -X importtime):")
             for seconds, name in top_imports(command):
                 print(f"  {seconds:6.3f}  {name}")
+    print(load_average())
     return 0
 
 

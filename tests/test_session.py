@@ -1,8 +1,8 @@
 """`ddlsim.Session` gives what `ddlsim.run` gives on the same overrides, reusing compositions and objects."""
 
-import math
 
 import pytest
+from row_checks import same_rows
 
 import ddlsim
 from ddlsim.core.errors import ConfigError
@@ -17,15 +17,6 @@ CASES = [
     ["task=collective", "task.sizes=[1MB,1GB]"],
     ["model.target_loss=2.5"],  # again, after other configurations
 ]
-
-
-def same_rows(left, right):
-    assert len(left) == len(right)
-    for a, b in zip(left, right, strict=True):
-        assert a.keys() == b.keys()
-        for key in a:
-            both_nan = isinstance(a[key], float) and math.isnan(a[key]) and math.isnan(b[key])
-            assert both_nan or a[key] == b[key], key
 
 
 def test_session_rows_equal_ddlsim_run():

@@ -5,10 +5,9 @@ grid of overrides run one after another through one session (so each run also un
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from omegaconf import OmegaConf
+from row_checks import same_rows
 
 import ddlsim
 from ddlsim.app import runner
@@ -29,15 +28,6 @@ GRID = [
     (["parallel.data=4"], True),  # back on the fast path after composition's path
     (["parallel.data=2", "model.precision=bf16"], True),
 ]
-
-
-def same_rows(left, right):
-    assert len(left) == len(right)
-    for a, b in zip(left, right, strict=True):
-        assert a.keys() == b.keys()
-        for key in a:
-            both_nan = isinstance(a[key], float) and math.isnan(a[key]) and math.isnan(b[key])
-            assert both_nan or a[key] == b[key], key
 
 
 def test_the_fast_path_equals_a_full_composition_on_a_grid():

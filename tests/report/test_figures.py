@@ -31,17 +31,6 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parents[2] / "configs" / "experiment"
 EXPERIMENTS = sorted(path.stem for path in EXPERIMENTS_DIR.glob("*.yaml"))
 
 
-@pytest.fixture
-def drawn(monkeypatch) -> list[plt.Figure]:
-    """Figures as they are saved, kept open for inspection; written at a small resolution."""
-    figures: list[plt.Figure] = []
-    close = plt.close
-    monkeypatch.setattr(style, "DPI", 30)
-    monkeypatch.setattr(plt, "close", figures.append)
-    yield figures
-    close("all")
-
-
 def _sweep_values(name: str) -> dict[str, list[str]]:
     """The sweep of experiment `name`, following an alias (an experiment whose defaults name another)."""
     document = yaml.safe_load((EXPERIMENTS_DIR / f"{name}.yaml").read_text()) or {}

@@ -6,12 +6,10 @@ the split must be there and cost something.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 from figure_checks import figure_problems
 
-from ddlsim.report import style
 from ddlsim.report.make import make_report
 from ddlsim.report.settings import ReportSettings
 from ddlsim.report.time_split import PARTS, WALL_COLUMN, plot_time_split, time_split_table, time_split_text
@@ -25,16 +23,6 @@ def largest_rows() -> pd.DataFrame:
     from ddlsim.app.sweep.inprocess import run_sweep
 
     return run_sweep(["experiment=scale_costs", f"parallel.gpus={LARGEST}"])
-
-
-@pytest.fixture
-def drawn(monkeypatch) -> list[plt.Figure]:
-    figures: list[plt.Figure] = []
-    close = plt.close
-    monkeypatch.setattr(style, "DPI", 30)
-    monkeypatch.setattr(plt, "close", figures.append)
-    yield figures
-    close("all")
 
 
 def test_the_experiment_runs_with_every_cost_on_at_16384_gpus(largest_rows):

@@ -22,12 +22,12 @@ op by op.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import defaultdict
 
 import numpy as np
 
+from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.types import CollectiveCall
 from ddlsim.core.work import Workload
 from ddlsim.training.pricing import Pricer
@@ -149,26 +149,24 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     m = pipeline.micro
     iteration_s = float(tail.end_s.max())
     groups: dict[str, list] = {}
-    keys: dict[tuple, str] = {}
     stage = 0 if focus is None else focus
     for cost in pipeline.first_seen(stage):
-        _count(groups, keys, cost.ops, m)
-    _count(groups, keys, tail.focus_ops, 1)
-    breakdowns = tuple(_breakdown(key, items) for key, items in groups.items())
-    runs: dict[int, int] = defaultdict(int)  # how many chunks run each distinct step
-    steps: dict[int, StepCost] = {}
+        _count(groups, cost.ops, m)
+    _count(groups, tail.focus_ops, 1)
+    sums = [_sums(key, items) for key, items in groups.items()]
+    runs: dict[int, list] = {}  # id -> [the step, how many chunks run it], in the order first seen
     for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
-        runs[id(cost)] += 1
-        steps[id(cost)] = cost
+        entry = runs.get(id(cost))
+        if entry is None:
+            runs[id(cost)] = [cost, 1]
+        else:
+            entry[1] += 1
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
     num_ops = tail.num_ops
-    for chunk_costs in (pipeline.costs.forward, pipeline.costs.backward):
-        for cost in chunk_costs:
-            devices.update(dict.fromkeys(cost.devices))
     backward_ids = {id(cost) for cost in pipeline.costs.backward}
-    for ident, count in runs.items():
-        cost = steps[ident]
+    for ident, (cost, count) in runs.items():
+        devices.update(dict.fromkeys(cost.devices))
         num_ops += m * count * len(cost.ops)
         for source, time_s in cost.compute_by_source_s:
             by_source[source] += m * count * time_s
@@ -179,7 +177,7 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
         by_source[source] += time_s
     devices.update(tail.devices)
     compute_s = float(busy.max())
-    comm_s = sum(item.time_s for item in breakdowns)
+    comm_s = sum([item[6] for item in sums])
     bubble_s = 0.0
     if focus is not None:
         idle = iteration_s - (float(stream[focus]) + tail.focus_stream_s + tail.focus_bucket_extra_s)
@@ -188,39 +186,53 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     if focus is not None and 0 < exposed_s - comm_s <= ROUNDING * iteration_s:
         exposed_s = comm_s  # the same durations summed in two orders
     hidden_s = comm_s - exposed_s
-    if hidden_s < ROUNDING * max(iteration_s, 1e-300):
+    nothing_hidden = hidden_s < ROUNDING * max(iteration_s, 1e-300)
+    if nothing_hidden:
         hidden_s = 0.0
-        # nothing hidden: no collective ran beside compute or another collective, so each was exposed
-        # for its whole time; otherwise the closed form does not say which was (exposed_s stays NaN)
-        breakdowns = tuple(dataclasses.replace(item, exposed_s=item.time_s) for item in breakdowns)
+    # nothing hidden: no collective ran beside compute or another collective, so each was exposed for its
+    # whole time; otherwise the closed form does not say which was (exposed_s stays NaN)
+    breakdowns = tuple(CollectiveBreakdown(*item, exposed_s=item[6]) if nothing_hidden else CollectiveBreakdown(*item)
+                       for item in sums)
     return IterationSummary(
         iteration_time_s=iteration_s, compute_time_s=compute_s, comm_time_s=comm_s, exposed_comm_time_s=exposed_s,
-        hidden_comm_time_s=hidden_s, comm_latency_s=sum(item.latency_s for item in breakdowns),
-        comm_transfer_s=sum(item.transfer_s for item in breakdowns),
-        comm_reduction_s=sum(item.compute_s for item in breakdowns), collectives=breakdowns,
-        compute_time_by_source_s=tuple(sorted(by_source.items())), compute_devices=tuple(devices), num_ops=num_ops,
-        bubble_time_s=bubble_s)
+        hidden_comm_time_s=hidden_s, comm_latency_s=sum([item[7] for item in sums]),
+        comm_transfer_s=sum([item[8] for item in sums]), comm_reduction_s=sum([item[9] for item in sums]),
+        collectives=breakdowns, compute_time_by_source_s=tuple(sorted(by_source.items())),
+        compute_devices=tuple(devices), num_ops=num_ops, bubble_time_s=bubble_s)
 
 
-def _count(groups: dict[str, list], keys: dict[tuple, str], ops, runs: int) -> None:
+def _key(task: CollectiveCall) -> str:
+    """`collective_key`, which depends on the call's name, op and phase alone, memoised per process."""
+    signature = (task.name, task.op, task.phase)
+    key = _KEYS.get(signature)
+    return _KEYS.put(signature, collective_key(task)) if key is None else key
+
+
+_KEYS = PROCESS_CACHES.memo("collective column key", maxsize=4096)
+
+
+def _count(groups: dict[str, list], ops, runs: int) -> None:
     for task, estimate, executions in ops:
         if isinstance(task, CollectiveCall):
-            signature = (task.name, task.op, task.phase)
-            key = keys.get(signature)
-            if key is None:
-                key = keys[signature] = collective_key(task)
-            groups.setdefault(key, []).append((task, estimate, executions * runs))
+            key = _key(task)
+            items = groups.get(key)
+            if items is None:
+                items = groups[key] = []
+            items.append((task, estimate, executions * runs))
 
 
-def _breakdown(key: str, items: list) -> CollectiveBreakdown:
+def _sums(key: str, items: list) -> tuple:
+    """`CollectiveBreakdown`'s fields up to `compute_s`, each sum taken over the items in order."""
     first = items[0][0]
-    return CollectiveBreakdown(
-        key=key, op=first.op.value, algorithm="+".join(dict.fromkeys(estimate.algorithm for _, estimate, _ in items)),
-        calls=sum(runs for _, _, runs in items), size_bytes=sum(task.size_bytes * runs for task, _, runs in items),
-        group_size=first.group.size, time_s=sum(estimate.time_s * runs for _, estimate, runs in items),
-        latency_s=sum(estimate.latency_s * runs for _, estimate, runs in items),
-        transfer_s=sum(estimate.transfer_s * runs for _, estimate, runs in items),
-        compute_s=sum(estimate.compute_s * runs for _, estimate, runs in items))
+    times, latencies, transfers, reductions = [], [], [], []
+    for _, estimate, runs in items:
+        times.append(estimate.time_s * runs)
+        latencies.append(estimate.latency_s * runs)
+        transfers.append(estimate.transfer_s * runs)
+        reductions.append(estimate.compute_s * runs)
+    return (key, first.op.value, "+".join(dict.fromkeys(estimate.algorithm for _, estimate, _ in items)),
+            sum(runs for _, _, runs in items), sum([task.size_bytes * runs for task, _, runs in items]),
+            first.group.size, sum(times), sum(latencies), sum(transfers), sum(reductions))
 
 
 __all__ = ["analytic_iteration"]

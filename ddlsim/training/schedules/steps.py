@@ -110,12 +110,17 @@ def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
 
 def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> list[tuple[int, ...]]:
     """For every chunk, the indices of the blocks that run on it."""
-    members: list[list[int]] = [[] for _ in range(chunks)]
+    everywhere: list[int] = []  # blocks that run on every chunk
+    some: dict[int, list[int]] = {}  # chunk -> the other blocks that run on it
     for index, block in enumerate(blocks):
-        for chunk in (range(chunks) if not block.stages else block.stages):
+        if not block.stages:
+            everywhere.append(index)
+            continue
+        for chunk in block.stages:
             if chunk < chunks:
-                members[chunk].append(index)
-    return [tuple(sorted(indices)) for indices in members]
+                some.setdefault(chunk, []).append(index)
+    common = tuple(everywhere)
+    return [tuple(sorted(everywhere + some[chunk])) if chunk in some else common for chunk in range(chunks)]
 
 
 @dataclass(frozen=True)

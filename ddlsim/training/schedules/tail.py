@@ -45,17 +45,21 @@ def tail_compute(workload_tail, pricer: Pricer, stages: int) -> np.ndarray:
         mask = _mask(block, stages)
         for task in block.tasks:
             if not isinstance(task, CollectiveCall):
-                compute[mask] += pricer.compute(task).time_s * block.repeat * task.count
+                time_s = pricer.compute(task).time_s * block.repeat * task.count
+                if mask is None:
+                    compute += time_s
+                else:
+                    compute[mask] += time_s
     return compute
 
 
-def _mask(block, stages: int) -> np.ndarray:
-    mask = np.zeros(stages, dtype=bool)
+def _mask(block, stages: int) -> np.ndarray | None:
+    """The stages `block` runs on as a boolean mask; None where it runs on every stage."""
     if not block.stages:
-        mask[:] = True
-    else:
-        mask[[stage for stage in block.stages if stage < stages]] = True
-    return mask
+        return None
+    mask = np.zeros(stages, dtype=bool)
+    mask[[stage for stage in block.stages if stage < stages]] = True
+    return None if mask.all() else mask
 
 
 def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last_backward: np.ndarray,
@@ -71,34 +75,49 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
     bucket_bytes = pipeline.bucket_size_bytes
     focus_buckets: list[tuple[float, float]] = []
     focus_stream = list(focus_intervals)
+    every = np.ones(p, dtype=bool)
     for block in pipeline.steps.tail:
         mask = _mask(block, p)
-        members = int(mask.sum())
+        members = p if mask is None else int(mask.sum())
         if not members:
             continue
         for task in block.tasks:
             executions = block.repeat * task.count
-            if isinstance(task, CollectiveCall) and is_cross_stage(task, stage_ranks):
+            collective = isinstance(task, CollectiveCall)
+            if collective and is_cross_stage(task, stage_ranks):
                 estimate = pricer.collective(task)
-                ready = max(float(free[mask].max()), float(waiting[mask].max()))
-                waiting[mask] = -np.inf
-                start = np.maximum(free[mask], ready)
+                if mask is None:  # the same operations on every stage, without selecting them
+                    ready = max(float(free.max()), float(waiting.max()))
+                    waiting.fill(-np.inf)
+                    start = np.maximum(free, ready)
+                else:
+                    ready = max(float(free[mask].max()), float(waiting[mask].max()))
+                    waiting[mask] = -np.inf
+                    start = np.maximum(free[mask], ready)
                 duration = estimate.time_s * executions
-                _record(result, focus, mask, task, estimate, executions, members, start[...], duration,
-                        focus_stream)
-                free[mask] = start + duration
+                _record(result, focus, every if mask is None else mask, task, estimate, executions, members,
+                        start[...], duration, focus_stream)
+                if mask is None:
+                    np.add(start, duration, out=free)
+                else:
+                    free[mask] = start + duration
                 continue
-            if (pipeline.overlap and isinstance(task, CollectiveCall) and task.op.reduces
-                    and task.phase is Phase.BACKWARD):
-                _buckets(result, pipeline, pricer, task, executions, mask, free, dp_free, waiting, last_backward,
-                         bucket_bytes, focus, focus_buckets)
+            if pipeline.overlap and collective and task.op.reduces and task.phase is Phase.BACKWARD:
+                _buckets(result, pipeline, pricer, task, executions, every if mask is None else mask, free, dp_free,
+                         waiting, last_backward, bucket_bytes, focus, focus_buckets)
                 continue
-            estimate = pricer.collective(task) if isinstance(task, CollectiveCall) else pricer.compute(task)
-            start = np.maximum(free[mask], waiting[mask])
-            waiting[mask] = -np.inf
+            estimate = pricer.collective(task) if collective else pricer.compute(task)
             duration = estimate.time_s * executions
-            _record(result, focus, mask, task, estimate, executions, members, start, duration, focus_stream)
-            free[mask] = start + duration
+            if mask is None:
+                start = np.maximum(free, waiting)
+                waiting.fill(-np.inf)
+                _record(result, focus, every, task, estimate, executions, members, start, duration, focus_stream)
+                np.add(start, duration, out=free)
+            else:
+                start = np.maximum(free[mask], waiting[mask])
+                waiting[mask] = -np.inf
+                _record(result, focus, mask, task, estimate, executions, members, start, duration, focus_stream)
+                free[mask] = start + duration
     result.end_s = np.maximum(free, dp_free)
     result.focus_stream_s = sum(end_s - start_s for start_s, end_s in focus_stream[len(focus_intervals):])
     if focus_buckets:
@@ -114,7 +133,7 @@ def _record(result: TailResult, focus: int, mask: np.ndarray, task, estimate, ex
         result.devices[estimate.device] = None
     if mask[focus]:
         result.focus_ops.append((task, estimate, executions))
-        position = int(np.count_nonzero(mask[:focus]))
+        position = focus if members == len(mask) else int(np.count_nonzero(mask[:focus]))
         begin = float(start[position])
         focus_stream.append((begin, begin + duration))
 

@@ -19,10 +19,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.types import CollectiveCall, CollectiveEstimate, CollectiveOp, ComputeEstimate, Phase
 from ddlsim.core.work import TaskBlock
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules.stages import PipelineSteps, is_handover
+
+# Stage layouts whose chunk membership is kept (a few kB each).
+MEMBERS_KEPT = 64
 
 Priced = tuple[object, object, int]  # (task, estimate, executions) of one collapsed op
 
@@ -108,19 +112,25 @@ def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
                     send, send_ops)
 
 
-def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> list[tuple[int, ...]]:
-    """For every chunk, the indices of the blocks that run on it."""
+def _members(blocks: tuple[TaskBlock, ...], chunks: int) -> tuple[tuple[int, ...], ...]:
+    """For every chunk, the indices of the blocks that run on it (memoised per process by the
+    blocks' stage lists: the pipelines of a sweep share them)."""
+    key = (tuple(block.stages for block in blocks), chunks)
+    return PROCESS_CACHES.memo("chunk members", MEMBERS_KEPT).get_or_make(key, lambda: _chunk_members(*key))
+
+
+def _chunk_members(stage_lists: tuple[tuple[int, ...], ...], chunks: int) -> tuple[tuple[int, ...], ...]:
     everywhere: list[int] = []  # blocks that run on every chunk
     some: dict[int, list[int]] = {}  # chunk -> the other blocks that run on it
-    for index, block in enumerate(blocks):
-        if not block.stages:
+    for index, stages in enumerate(stage_lists):
+        if not stages:
             everywhere.append(index)
             continue
-        for chunk in block.stages:
+        for chunk in stages:
             if chunk < chunks:
                 some.setdefault(chunk, []).append(index)
     common = tuple(everywhere)
-    return [tuple(sorted(everywhere + some[chunk])) if chunk in some else common for chunk in range(chunks)]
+    return tuple(tuple(sorted(everywhere + some[chunk])) if chunk in some else common for chunk in range(chunks))
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.types import CollectiveCall, Phase
 from ddlsim.core.work import Workload
 from ddlsim.training.pricing import Pricer
 from ddlsim.training.schedules.stages import is_cross_stage
 from ddlsim.training.timeline import ROUNDING
+
+# Stage masks kept (a block's stages and the pipeline depth).
+MASKS_KEPT = 256
 
 
 @dataclass
@@ -54,11 +58,17 @@ def tail_compute(workload_tail, pricer: Pricer, stages: int) -> np.ndarray:
 
 
 def _mask(block, stages: int) -> np.ndarray | None:
-    """The stages `block` runs on as a boolean mask; None where it runs on every stage."""
+    """The stages `block` runs on as a read-only boolean mask; None where it runs on every stage."""
     if not block.stages:
         return None
+    key = (block.stages, stages)
+    return PROCESS_CACHES.memo("tail stage masks", MASKS_KEPT).get_or_make(key, lambda: _stage_mask(*key))
+
+
+def _stage_mask(members: tuple[int, ...], stages: int) -> np.ndarray | None:
     mask = np.zeros(stages, dtype=bool)
-    mask[[stage for stage in block.stages if stage < stages]] = True
+    mask[[stage for stage in members if stage < stages]] = True
+    mask.flags.writeable = False
     return None if mask.all() else mask
 
 

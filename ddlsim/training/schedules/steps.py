@@ -88,22 +88,26 @@ def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
     clock, handoff, compute, send, send_ops = 0.0, None, 0.0, 0.0, 0
     by_source: dict[str, float] = {}
     devices: dict[str, None] = {}
+    price_collective, price_compute, send_recv = pricer.collective, pricer.compute, CollectiveOp.SEND_RECV
     for block in blocks:
         handover = is_handover(block)
+        repeat = block.repeat
         for task in block.tasks:
-            estimate = _price(pricer, task)
-            executions = block.repeat * task.count
+            collective = isinstance(task, CollectiveCall)
+            estimate = price_collective(task) if collective else price_compute(task)
+            executions = repeat * task.count
             duration = estimate.time_s * executions
             clock += duration
             ops.append((task, estimate, executions))
             if handover:
                 send, send_ops = send + duration, send_ops + 1
-            if isinstance(task, CollectiveCall):
-                if task.op is CollectiveOp.SEND_RECV:
+            if collective:
+                if task.op is send_recv:
                     handoff = clock
             else:
                 compute += duration
-                by_source[estimate.source.value] = by_source.get(estimate.source.value, 0.0) + duration
+                source = estimate.source.value
+                by_source[source] = by_source.get(source, 0.0) + duration
                 devices[estimate.device] = None
     if not ops:
         return StepCost((), 0.0, math.inf, 0.0, blocks)

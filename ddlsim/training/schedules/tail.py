@@ -86,6 +86,7 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
     focus_buckets: list[tuple[float, float]] = []
     focus_stream = list(focus_intervals)
     every = np.ones(p, dtype=bool)
+    pending = False  # some stage waits for its gradient buckets (`waiting` above -inf somewhere)
     for block in pipeline.steps.tail:
         mask = _mask(block, p)
         members = p if mask is None else int(mask.sum())
@@ -94,45 +95,46 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
         for task in block.tasks:
             executions = block.repeat * task.count
             collective = isinstance(task, CollectiveCall)
-            if collective and is_cross_stage(task, stage_ranks):
-                estimate = pricer.collective(task)
-                if mask is None:  # the same operations on every stage, without selecting them
-                    ready = max(float(free.max()), float(waiting.max()))
-                    waiting.fill(-np.inf)
-                    start = np.maximum(free, ready)
-                else:
-                    ready = max(float(free[mask].max()), float(waiting[mask].max()))
-                    waiting[mask] = -np.inf
-                    start = np.maximum(free[mask], ready)
-                duration = estimate.time_s * executions
-                _record(result, focus, every if mask is None else mask, task, estimate, executions, members,
-                        start[...], duration, focus_stream)
-                if mask is None:
-                    np.add(start, duration, out=free)
-                else:
-                    free[mask] = start + duration
-                continue
-            if pipeline.overlap and collective and task.op.reduces and task.phase is Phase.BACKWARD:
+            if pipeline.overlap and collective and task.op.reduces and task.phase is Phase.BACKWARD \
+                    and not is_cross_stage(task, stage_ranks):
                 _buckets(result, pipeline, pricer, task, executions, every if mask is None else mask, free, dp_free,
                          waiting, last_backward, bucket_bytes, focus, focus_buckets)
+                pending = True
                 continue
-            estimate = pricer.collective(task) if collective else pricer.compute(task)
+            start = free if mask is None else free[mask]  # the member stages' free times (whole array: all)
+            if collective and is_cross_stage(task, stage_ranks):
+                estimate = pricer.collective(task)
+                ready = float(start.max())
+                if pending:
+                    ready = max(ready, float((waiting if mask is None else waiting[mask]).max()))
+                    pending = _consume(waiting, mask)
+                start = np.maximum(start, ready)
+            else:
+                estimate = pricer.collective(task) if collective else pricer.compute(task)
+                if pending:
+                    start = np.maximum(start, waiting if mask is None else waiting[mask])
+                    pending = _consume(waiting, mask)
             duration = estimate.time_s * executions
+            _record(result, focus, every if mask is None else mask, task, estimate, executions, members, start,
+                    duration, focus_stream)
             if mask is None:
-                start = np.maximum(free, waiting)
-                waiting.fill(-np.inf)
-                _record(result, focus, every, task, estimate, executions, members, start, duration, focus_stream)
                 np.add(start, duration, out=free)
             else:
-                start = np.maximum(free[mask], waiting[mask])
-                waiting[mask] = -np.inf
-                _record(result, focus, mask, task, estimate, executions, members, start, duration, focus_stream)
                 free[mask] = start + duration
     result.end_s = np.maximum(free, dp_free)
     result.focus_stream_s = sum(end_s - start_s for start_s, end_s in focus_stream[len(focus_intervals):])
     if focus_buckets:
         result.focus_bucket_extra_s = _union(focus_stream + focus_buckets) - _union(focus_stream)
     return result
+
+
+def _consume(waiting: np.ndarray, mask: np.ndarray | None) -> bool:
+    """The member stages stop waiting; whether other stages may still wait."""
+    if mask is None:
+        waiting.fill(-np.inf)
+        return False
+    waiting[mask] = -np.inf
+    return True
 
 
 def _record(result: TailResult, focus: int, mask: np.ndarray, task, estimate, executions: int, members: int,

@@ -143,9 +143,9 @@ def _cool_down(diagonal: np.ndarray, backward: np.ndarray, lag_b: np.ndarray) ->
     stages = len(diagonal)
     steps = backward[:-1] - lag_b[1:]
     prefix = np.concatenate(([0.0], np.cumsum(steps)))  # prefix[r] = sum_{u<r} steps_u
-    rows, cols = np.indices((stages, stages))
-    upper = cols >= rows
-    ranged = np.where(upper, backward[cols], -np.inf)
+    index = np.arange(stages)  # rows s, columns r: broadcast, the same sums as indexing every element
+    upper = index[None, :] >= index[:, None]
+    ranged = np.where(upper, backward[None, :], -np.inf)
     widest = np.maximum.accumulate(ranged, axis=1)  # max_{s<=u<=r} B_u
-    value = diagonal[cols] + prefix[cols] - prefix[rows] + (stages - 1 - cols) * widest
+    value = (diagonal + prefix)[None, :] - prefix[:, None] + (stages - 1 - index)[None, :] * widest
     return np.max(np.where(upper, value, -np.inf), axis=1)

@@ -150,9 +150,13 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     iteration_s = float(tail.end_s.max())
     groups: dict[str, list] = {}
     stage = 0 if focus is None else focus
+    keyed: dict[int, list] = {}  # id(step) -> its collective ops with their column keys
     for cost in pipeline.first_seen(stage):
-        _count(groups, cost.ops, m)
-    _count(groups, tail.focus_ops, 1)
+        ops = keyed.get(id(cost))
+        if ops is None:
+            ops = keyed[id(cost)] = _keyed(cost.ops)
+        _count(groups, ops, m)
+    _count(groups, _keyed(tail.focus_ops), 1)
     sums = [_sums(key, items) for key, items in groups.items()]
     runs: dict[int, list] = {}  # id -> [the step, how many chunks run it], in the order first seen
     for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
@@ -211,28 +215,29 @@ def _key(task: CollectiveCall) -> str:
 _KEYS = PROCESS_CACHES.memo("collective column key", maxsize=4096)
 
 
-def _count(groups: dict[str, list], ops, runs: int) -> None:
-    for task, estimate, executions in ops:
-        if isinstance(task, CollectiveCall):
-            key = _key(task)
-            items = groups.get(key)
-            if items is None:
-                items = groups[key] = []
-            items.append((task, estimate, executions * runs))
+def _keyed(ops) -> list[tuple]:
+    """The collective ops of `ops` as (column key, call, estimate, executions)."""
+    return [(_key(task), task, estimate, executions) for task, estimate, executions in ops
+            if isinstance(task, CollectiveCall)]
+
+
+def _count(groups: dict[str, list], ops: list[tuple], runs: int) -> None:
+    for key, task, estimate, executions in ops:
+        items = groups.get(key)
+        if items is None:
+            items = groups[key] = []
+        items.append((task, estimate, executions * runs))
 
 
 def _sums(key: str, items: list) -> tuple:
     """`CollectiveBreakdown`'s fields up to `compute_s`, each sum taken over the items in order."""
     first = items[0][0]
-    times, latencies, transfers, reductions = [], [], [], []
-    for _, estimate, runs in items:
-        times.append(estimate.time_s * runs)
-        latencies.append(estimate.latency_s * runs)
-        transfers.append(estimate.transfer_s * runs)
-        reductions.append(estimate.compute_s * runs)
-    return (key, first.op.value, "+".join(dict.fromkeys(estimate.algorithm for _, estimate, _ in items)),
-            sum(runs for _, _, runs in items), sum([task.size_bytes * runs for task, _, runs in items]),
-            first.group.size, sum(times), sum(latencies), sum(transfers), sum(reductions))
+    return (key, first.op.value, "+".join(dict.fromkeys([estimate.algorithm for _, estimate, _ in items])),
+            sum([runs for _, _, runs in items]), sum([task.size_bytes * runs for task, _, runs in items]),
+            first.group.size, sum([estimate.time_s * runs for _, estimate, runs in items]),
+            sum([estimate.latency_s * runs for _, estimate, runs in items]),
+            sum([estimate.transfer_s * runs for _, estimate, runs in items]),
+            sum([estimate.compute_s * runs for _, estimate, runs in items]))
 
 
 __all__ = ["analytic_iteration"]

@@ -83,18 +83,22 @@ def _price(pricer: Pricer, task) -> CollectiveEstimate | ComputeEstimate:
     return pricer.collective(task) if isinstance(task, CollectiveCall) else pricer.compute(task)
 
 
-def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer) -> StepCost:
+def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer, priced: dict[int, object] | None = None) -> StepCost:
+    """`priced`: estimates already looked up, by id of the task (the steps of one pipeline share tasks)."""
     ops: list[Priced] = []
     clock, handoff, compute, send, send_ops = 0.0, None, 0.0, 0.0, 0
     by_source: dict[str, float] = {}
     devices: dict[str, None] = {}
     price_collective, price_compute, send_recv = pricer.collective, pricer.compute, CollectiveOp.SEND_RECV
+    priced = {} if priced is None else priced
     for block in blocks:
         handover = is_handover(block)
         repeat = block.repeat
         for task in block.tasks:
             collective = isinstance(task, CollectiveCall)
-            estimate = price_collective(task) if collective else price_compute(task)
+            estimate = priced.get(id(task))
+            if estimate is None:
+                estimate = priced[id(task)] = price_collective(task) if collective else price_compute(task)
             executions = repeat * task.count
             duration = estimate.time_s * executions
             clock += duration
@@ -146,13 +150,15 @@ class ChunkSteps:
 
 
 def chunk_steps(steps: PipelineSteps, chunks: int, pricer: Pricer) -> ChunkSteps:
+    priced: dict[int, object] = {}  # the tasks' estimates by id, while `steps` holds them
+
     def costs(blocks: tuple[TaskBlock, ...]) -> tuple[StepCost, ...]:
         cache: dict[tuple[int, ...], StepCost] = {}
         out = []
         for members in _members(blocks, chunks):
             cost = cache.get(members)
             if cost is None:
-                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer)
+                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer, priced)
             out.append(cost)
         return tuple(out)
 

@@ -83,36 +83,50 @@ def _price(pricer: Pricer, task) -> CollectiveEstimate | ComputeEstimate:
     return pricer.collective(task) if isinstance(task, CollectiveCall) else pricer.compute(task)
 
 
-def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer, priced: dict[int, object] | None = None) -> StepCost:
-    """`priced`: estimates already looked up, by id of the task (the steps of one pipeline share tasks)."""
+_COMPUTE, _COLLECTIVE, _SEND = 0, 1, 2  # what an op is, for `step_cost`
+
+
+def _block_ops(block: TaskBlock, pricer: Pricer) -> tuple[bool, tuple[Priced, ...], tuple[tuple, ...]]:
+    """A block's ops as the steps add them: (whether it is a hand-over, its collapsed ops, and per
+    op its duration, kind, compute source and device)."""
+    ops, entries = [], []
+    repeat = block.repeat
+    for task in block.tasks:
+        collective = isinstance(task, CollectiveCall)
+        estimate = pricer.collective(task) if collective else pricer.compute(task)
+        executions = repeat * task.count
+        ops.append((task, estimate, executions))
+        if collective:
+            entries.append((estimate.time_s * executions, _SEND if task.op is CollectiveOp.SEND_RECV else _COLLECTIVE,
+                            None, None))
+        else:
+            entries.append((estimate.time_s * executions, _COMPUTE, estimate.source.value, estimate.device))
+    return is_handover(block), tuple(ops), tuple(entries)
+
+
+def step_cost(blocks: tuple[TaskBlock, ...], pricer: Pricer, seen: dict[int, tuple] | None = None) -> StepCost:
+    """`seen`: `_block_ops` of blocks already priced, by id of the block (the steps of one pipeline share blocks)."""
     ops: list[Priced] = []
     clock, handoff, compute, send, send_ops = 0.0, None, 0.0, 0.0, 0
     by_source: dict[str, float] = {}
     devices: dict[str, None] = {}
-    price_collective, price_compute, send_recv = pricer.collective, pricer.compute, CollectiveOp.SEND_RECV
-    priced = {} if priced is None else priced
+    seen = {} if seen is None else seen
     for block in blocks:
-        handover = is_handover(block)
-        repeat = block.repeat
-        for task in block.tasks:
-            collective = isinstance(task, CollectiveCall)
-            estimate = priced.get(id(task))
-            if estimate is None:
-                estimate = priced[id(task)] = price_collective(task) if collective else price_compute(task)
-            executions = repeat * task.count
-            duration = estimate.time_s * executions
+        priced = seen.get(id(block))
+        if priced is None:
+            priced = seen[id(block)] = _block_ops(block, pricer)
+        handover, block_ops, entries = priced
+        ops.extend(block_ops)
+        for duration, kind, source, device in entries:
             clock += duration
-            ops.append((task, estimate, executions))
             if handover:
                 send, send_ops = send + duration, send_ops + 1
-            if collective:
-                if task.op is send_recv:
-                    handoff = clock
-            else:
+            if kind == _SEND:
+                handoff = clock
+            elif kind == _COMPUTE:
                 compute += duration
-                source = estimate.source.value
                 by_source[source] = by_source.get(source, 0.0) + duration
-                devices[estimate.device] = None
+                devices[device] = None
     if not ops:
         return StepCost((), 0.0, math.inf, 0.0, blocks)
     handoff = clock if handoff is None else handoff
@@ -150,7 +164,7 @@ class ChunkSteps:
 
 
 def chunk_steps(steps: PipelineSteps, chunks: int, pricer: Pricer) -> ChunkSteps:
-    priced: dict[int, object] = {}  # the tasks' estimates by id, while `steps` holds them
+    seen: dict[int, tuple] = {}  # the blocks' priced ops by id, while `steps` holds them
 
     def costs(blocks: tuple[TaskBlock, ...]) -> tuple[StepCost, ...]:
         cache: dict[tuple[int, ...], StepCost] = {}
@@ -158,7 +172,7 @@ def chunk_steps(steps: PipelineSteps, chunks: int, pricer: Pricer) -> ChunkSteps
         for members in _members(blocks, chunks):
             cost = cache.get(members)
             if cost is None:
-                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer, priced)
+                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer, seen)
             out.append(cost)
         return tuple(out)
 

@@ -38,7 +38,7 @@ from ddlsim.training.schedules.plan import micro_batches, pipeline_stages, virtu
 from ddlsim.training.schedules.rounds import interleaved_ends
 from ddlsim.training.schedules.stages import split_steps
 from ddlsim.training.schedules.steps import ChunkSteps, StepCost, chunk_steps
-from ddlsim.training.schedules.tail import TailResult, run_tail, tail_compute
+from ddlsim.training.schedules.tail import TailResult, run_tail, tail_compute, tail_masks
 from ddlsim.training.settings import Overlap, TrainingSettings
 from ddlsim.training.timeline import ROUNDING, CollectiveBreakdown, IterationSummary, collective_key
 
@@ -133,14 +133,15 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
     pairs = tuple(zip(pipeline.costs.forward, pipeline.costs.backward, strict=True))  # chunk g p + s: row g
     stream = m * np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
     compute = m * np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
-    busy = compute + tail_compute(pipeline.steps.tail, pricer, p)
+    masks = tail_masks(pipeline.steps.tail, p)
+    busy = compute + tail_compute(pipeline.steps.tail, pricer, p, masks)
     focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
     end, last_backward, intervals = pipeline.ends(focus)
     if pipeline.p2p_overlap and pipeline.virtual > 1:
         if pipeline.focus_busy_s is None:  # a send of the focus stage may overlap its tail
             return None
         stream[focus] = pipeline.focus_busy_s  # its sends overlap its steps
-    tail = run_tail(workload, pricer, pipeline, end, last_backward, focus, intervals)
+    tail = run_tail(workload, pricer, pipeline, end, last_backward, focus, intervals, masks)
     return _summary(pipeline, tail, busy, stream, focus if p > 1 else None)
 
 

@@ -42,11 +42,16 @@ class TailResult:
     devices: dict = field(default_factory=dict)
 
 
-def tail_compute(workload_tail, pricer: Pricer, stages: int) -> np.ndarray:
+def tail_masks(workload_tail, stages: int) -> list[np.ndarray | None]:
+    """Per tail block, the stages it runs on (`_mask`), for `tail_compute` and `run_tail`."""
+    return [_mask(block, stages) for block in workload_tail]
+
+
+def tail_compute(workload_tail, pricer: Pricer, stages: int, masks: list | None = None) -> np.ndarray:
     """Compute time of the tail on each stage (known before any timing: it sets the focus stage)."""
     compute = np.zeros(stages)
-    for block in workload_tail:
-        mask = _mask(block, stages)
+    masks = tail_masks(workload_tail, stages) if masks is None else masks
+    for block, mask in zip(workload_tail, masks, strict=True):
         for task in block.tasks:
             if not isinstance(task, CollectiveCall):
                 time_s = pricer.compute(task).time_s * block.repeat * task.count
@@ -73,10 +78,11 @@ def _stage_mask(members: tuple[int, ...], stages: int) -> np.ndarray | None:
 
 
 def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last_backward: np.ndarray,
-             focus: int, focus_intervals: list[tuple[float, float]]) -> TailResult:
+             focus: int, focus_intervals: list[tuple[float, float]], masks: list | None = None) -> TailResult:
     """`focus_intervals`: the focus stage's stream intervals from its last micro-batch's first
-    backward step on (what buckets may overlap)."""
+    backward step on (what buckets may overlap); `masks`: `tail_masks` of the pipeline's tail."""
     p = pipeline.stages
+    masks = tail_masks(pipeline.steps.tail, p) if masks is None else masks
     free = np.array(end, dtype=float)
     dp_free = np.zeros(p)
     waiting = np.full(p, -np.inf)
@@ -87,8 +93,7 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
     focus_stream = list(focus_intervals)
     every = np.ones(p, dtype=bool)
     pending = False  # some stage waits for its gradient buckets (`waiting` above -inf somewhere)
-    for block in pipeline.steps.tail:
-        mask = _mask(block, p)
+    for block, mask in zip(pipeline.steps.tail, masks, strict=True):
         members = p if mask is None else int(mask.sum())
         if not members:
             continue
@@ -219,4 +224,4 @@ def _union(intervals: list[tuple[float, float]]) -> float:
     return busy
 
 
-__all__ = ["ROUNDING", "TailResult", "run_tail", "tail_compute"]
+__all__ = ["ROUNDING", "TailResult", "run_tail", "tail_compute", "tail_masks"]

@@ -89,7 +89,7 @@ class _Pipeline:
         p, v = self.stages, self.virtual
 
         def table(costs: tuple[StepCost, ...], field: str) -> np.ndarray:
-            return np.array([[getattr(cost, field) for cost in costs[g * p:(g + 1) * p]] for g in range(v)])
+            return np.array([getattr(cost, field) for cost in costs], dtype=float).reshape(v, p)
 
         forward, backward = self.costs.forward, self.costs.backward
         if v == 1:

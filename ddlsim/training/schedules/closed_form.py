@@ -63,9 +63,9 @@ def one_f_one_b_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_
     if m < stages:
         return _clipped(forward, backward, lag_f, lag_b, m)
     warmup = np.arange(stages - 1, -1, -1, dtype=float)
-    lead_in = np.cumsum(forward) - np.concatenate(([0.0], np.cumsum(lag_f[:-1])))
+    lead_in = forward.cumsum() - np.concatenate(([0.0], lag_f[:-1].cumsum()))
     u = lead_in + warmup * np.maximum.accumulate(forward)
-    handover = np.cumsum(np.concatenate(([0.0], backward[1:] - lag_b[1:])))  # sum_{k=1}^{s} (B_k - lagB_k)
+    handover = np.concatenate(([0.0], backward[1:] - lag_b[1:])).cumsum()  # sum_{k=1}^{s} (B_k - lagB_k)
     v = _descend(u, backward, handover)
     first_u, first_v = u, v
     last_pair = m - stages  # D_r = v_r(last_pair + r)
@@ -83,15 +83,16 @@ def one_f_one_b_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_
         u_next = np.maximum(v, up) + forward
         v_next = _descend(u_next, backward, handover)
         round_index += 1
-        moved = np.concatenate((u_next - u, v_next - v))
+        moved_u, moved_v = u_next - u, v_next - v  # how far each time moved in this round
         u, v = u_next, v_next
         reached = round_index - last_pair  # rounds of the cool-down diagonal already known
         if 0 <= reached < stages:
             diagonal[reached] = v[reached]
-        if moved.max() - moved.min() <= PERIODIC_TOLERANCE * max(float(np.max(np.abs(v))), 1.0):
+        spread = max(moved_u.max(), moved_v.max()) - min(moved_u.min(), moved_v.min())
+        if spread <= PERIODIC_TOLERANCE * max(float(np.abs(v).max()), 1.0):
             rounds = np.arange(stages)
             pending = last_pair + rounds > round_index
-            diagonal[pending] = v[pending] + (last_pair + rounds[pending] - round_index) * float(moved[-1])
+            diagonal[pending] = v[pending] + (last_pair + rounds[pending] - round_index) * float(moved_v[-1])
             break
     return _cool_down(diagonal, backward, lag_b)
 
@@ -103,9 +104,9 @@ def _clipped(forward: np.ndarray, backward: np.ndarray, lag_f: np.ndarray, lag_b
     handover = np.cumsum(np.concatenate(([0.0], backward[1:] - lag_b[1:])))
     a, b = np.zeros(stages), np.zeros(stages)
     up = np.full(stages, -np.inf)
-    index = np.arange(stages)
-    for round_index in range(m + stages - 1):
-        runs = (round_index - index >= 0) & (round_index - index < m)
+    slot = np.arange(m + stages - 1)[:, None] - np.arange(stages)  # F(slot) of stage s in each round
+    running = (slot >= 0) & (slot < m)
+    for round_index, runs in enumerate(running):
         up[1:] = a[:-1] - lag_f[:-1]
         a = np.where(runs, np.maximum(b, up) + forward, b)
         b = _descend(a, backward, handover) if round_index >= stages - 1 else a

@@ -178,11 +178,13 @@ class Session:
         reusable = leaves is not None or (assumptions_name(config) == FAITHFUL
                                           and not any(_touches(item, "assumptions") for item in values))
 
+        value_groups = [item.key_or_group.partition(".")[0] for item in values]  # what `_touches` compares
+
         def reuse(group: str, make: Callable[[], Any]) -> Any:
             groups = (group, *ALSO_READS.get(group, ()))
             if not reusable or base.interpolated.intersection(groups):
                 return make()
-            changes = [item for item in values if any(_touches(item, name) for name in groups)]
+            changes = [item for item, name in zip(values, value_groups, strict=True) if name in groups]
             key = (group, tuple(item.input_line for item in changes))
             if key not in base.built:
                 typed = base.build_typed(group, config, changes) if changes else None

@@ -48,10 +48,17 @@ from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.workload.parallel import ParallelConfig
 
 
+@functools.cache
+def _parser() -> OverridesParser:
+    """Hydra's override parser; it keeps no state between parses (each builds its own lexer and tree),
+    and making one registers the grammar's functions, which costs about a third of a parse."""
+    return OverridesParser.create()
+
+
 @functools.lru_cache(maxsize=4096)
 def _classify(override: str) -> tuple[Override, bool]:
     """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
-    parsed = OverridesParser.create().parse_overrides([override])[0]  # Hydra's own message for a bad one
+    parsed = _parser().parse_overrides([override])[0]  # Hydra's own message for a bad one
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")

@@ -39,6 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name
 from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.group_objects import ALSO_READS
+from ddlsim.app.override_lines import simple_override
 from ddlsim.app.runner import assemble_components, compose, failed_point, run_components, section
 from ddlsim.app.sweep.compose import is_plain_value
 from ddlsim.app.working_config import WorkingConfig
@@ -58,7 +59,7 @@ def _parser() -> OverridesParser:
 @functools.lru_cache(maxsize=4096)
 def _classify(override: str) -> tuple[Override, bool]:
     """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
-    parsed = _parser().parse_overrides([override])[0]  # Hydra's own message for a bad one
+    parsed = simple_override(override) or _parser().parse_overrides([override])[0]  # Hydra's message for a bad one
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")

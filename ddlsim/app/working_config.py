@@ -8,7 +8,8 @@ Two ways to apply a configuration's plain values (``key=value`` overrides):
 - `with_leaves` sets scalar fields (``model.global_batch=2048``: one group, one field, a value
   that is not a container or an interpolation) directly on their typed value nodes, validated and
   converted by the node as OmegaConf's merge converts them (``"8"`` -> 8 for an int field), and
-  puts back the composed values of the fields the previous configuration set. No node is copied.
+  puts back the composed values of the fields the previous configuration set and this one does not;
+  a field whose override line is the one it holds already is left as it is. No node is copied.
   It returns None where it does not apply or a value does not validate, and leaves the working
   copy as the composed config; the caller then takes `with_values`, which raises the error the
   command line prints.

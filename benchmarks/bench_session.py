@@ -13,7 +13,8 @@ Two sets of rows:
   new collective sizes to price).
 
 Times are CPU time (`time.process_time`) medians and 90th percentiles; wall time and the load
-average are printed beside them. The last lines time, on `--run-samples` of the configurations, a
+average are printed beside them, and for the ``gpt3`` rows the Python function calls of a warm
+configuration, which no load changes. The last lines time, on `--run-samples` of the configurations, a
 full composition (`ddlsim.compose` + build + run, no Session) and `ddlsim.run` (a process-wide
 Session: its first call of a set of group choices composes it), and check that their rows are equal. Targets
 (issue 34): 1.5 ms median and 5 ms p90 warm with ``collective=best`` on the ``gpt3`` rows.
@@ -67,8 +68,23 @@ def gpt3_rows(ddlsim, repeats: int) -> list[list[str]]:
                 wall.append(again[1])
         print(describe(f"gpt3 175B superpod collective={collective}, warm", cpu, wall))
         print(describe(f"gpt3 175B superpod collective={collective}, first run of each", first_cpu, first_wall))
+        print(f"gpt3 175B superpod collective={collective}, warm: {function_calls(session) / len(GPT3_POINTS):,.0f} "
+              "Python function calls per configuration (cProfile's count: the same on any load)")
         configurations += [[*base, *point] for point in GPT3_POINTS]
     return configurations
+
+
+def function_calls(session) -> int:
+    """Python function calls of one warm run of every gpt3 point (deterministic, unlike a time)."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for point in GPT3_POINTS:
+        session.run(point)
+    profile.disable()
+    return pstats.Stats(profile).total_calls
 
 
 def loss_rows(ddlsim, losses: int) -> list[list[str]]:

@@ -155,7 +155,8 @@ def assemble_components(given: DictConfig, reuse: Callable[[str, Callable[[], An
                 raise ConfigError(group, "???", "is required; choose an option of this group")
     if check_keys and not structure_checked:
         check_known_keys(given)
-    check_seed(OmegaConf.select(given, "seed", default=0), "seed")
+    seed = plain.get("seed") if plain is not None else None  # `plain` is `given` resolved: its seed, read once
+    check_seed(seed if isinstance(seed, int) else OmegaConf.select(given, "seed", default=0), "seed")
     root = given if structure_checked else apply_assumptions(given)
     device = reuse("device", lambda: build("device", root.device))
     reuse("training", lambda: training_settings(root.training))  # validated here; the task reads `config`

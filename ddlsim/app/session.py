@@ -39,6 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 from ddlsim.app.assumptions import FAITHFUL, apply_assumptions, assumptions_name
 from ddlsim.app.caller_errors import caller_errors, override_list
 from ddlsim.app.group_objects import ALSO_READS
+from ddlsim.app.override_lines import simple_override
 from ddlsim.app.runner import assemble_components, compose, failed_point, run_components, section
 from ddlsim.app.sweep.compose import is_plain_value
 from ddlsim.app.working_config import WorkingConfig
@@ -48,10 +49,17 @@ from ddlsim.tasks.base import Components, TaskResult
 from ddlsim.workload.parallel import ParallelConfig
 
 
+@functools.cache
+def _parser() -> OverridesParser:
+    """Hydra's override parser; it keeps no state between parses (each builds its own lexer and tree),
+    and making one registers the grammar's functions, which costs about a third of a parse."""
+    return OverridesParser.create()
+
+
 @functools.lru_cache(maxsize=4096)
 def _classify(override: str) -> tuple[Override, bool]:
     """The parsed override and whether it is a plain value (not a group choice, ``+``, ``~``, ``hydra.*``)."""
-    parsed = OverridesParser.create().parse_overrides([override])[0]  # Hydra's own message for a bad one
+    parsed = simple_override(override) or _parser().parse_overrides([override])[0]  # Hydra's message for a bad one
     if parsed.is_sweep_override():
         raise ConfigError(parsed.key_or_group, override.partition("=")[2],
                           "a Session runs one configuration per call; loop over the values")
@@ -178,11 +186,13 @@ class Session:
         reusable = leaves is not None or (assumptions_name(config) == FAITHFUL
                                           and not any(_touches(item, "assumptions") for item in values))
 
+        value_groups = [item.key_or_group.partition(".")[0] for item in values]  # what `_touches` compares
+
         def reuse(group: str, make: Callable[[], Any]) -> Any:
             groups = (group, *ALSO_READS.get(group, ()))
             if not reusable or base.interpolated.intersection(groups):
                 return make()
-            changes = [item for item in values if any(_touches(item, name) for name in groups)]
+            changes = [item for item, name in zip(values, value_groups, strict=True) if name in groups]
             key = (group, tuple(item.input_line for item in changes))
             if key not in base.built:
                 typed = base.build_typed(group, config, changes) if changes else None

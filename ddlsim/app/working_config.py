@@ -8,7 +8,8 @@ Two ways to apply a configuration's plain values (``key=value`` overrides):
 - `with_leaves` sets scalar fields (``model.global_batch=2048``: one group, one field, a value
   that is not a container or an interpolation) directly on their typed value nodes, validated and
   converted by the node as OmegaConf's merge converts them (``"8"`` -> 8 for an int field), and
-  puts back the composed values of the fields the previous configuration set. No node is copied.
+  puts back the composed values of the fields the previous configuration set and this one does not;
+  a field whose override line is the one it holds already is left as it is. No node is copied.
   It returns None where it does not apply or a value does not validate, and leaves the working
   copy as the composed config; the caller then takes `with_values`, which raises the error the
   command line prints.
@@ -40,6 +41,7 @@ class WorkingConfig:
         self._working = copy.deepcopy(config)
         self._changed_nodes: set[str] = set()  # top-level nodes `with_values` changed
         self._changed_leaves: dict[tuple[str, str], Any] = {}  # (group, field) -> the composed value
+        self._applied: dict[tuple[str, str], str] = {}  # (group, field) -> the override line set on it now
         self._leaf_nodes: dict[tuple[str, str], ValueNode | None] = {}
         # The composed config as plain containers, when it has no interpolation (a set field then changes
         # that field alone); `with_leaves` gives the working copy's as a shallow copy with the fields set.
@@ -68,32 +70,49 @@ class WorkingConfig:
 
     def with_leaves(self, values: Sequence[Override]) -> DictConfig | None:
         """The working copy with `values` set on their typed value nodes; None where that does not
-        apply (see the module docstring)."""
-        targets = []
-        for item in values:
+        apply (see the module docstring).
+
+        Only what differs from the previous configuration's leaves is touched: a field whose last
+        override is the line set on it last time keeps its node value (a line always converts to the
+        same value), a field no longer set gets its composed value back, and a field set twice is set
+        in order, so that the first value is checked as composition checks it."""
+        last: dict[tuple[str, str], int] = {}
+        nodes = []
+        for index, item in enumerate(values):
             node = self._leaf_node(item.key_or_group)
-            value = item.value()
-            if node is None or isinstance(value, (dict, list)) or (isinstance(value, str) and "${" in value):
+            if node is None:
                 return None
-            targets.append((item.key_or_group, node, value))
-        self._restore_leaves()
+            value = item.value()
+            if isinstance(value, (dict, list)) or (isinstance(value, str) and "${" in value):
+                return None
+            group, _, field = item.key_or_group.partition(".")
+            last[(group, field)] = index
+            nodes.append(((group, field), node))
         if self._changed_nodes:
+            self._restore_leaves()
             for key in self._changed_nodes:
                 self._working[key] = self.config[key]
             self._changed_nodes = set()
             self._leaf_nodes.clear()  # the nodes were replaced
             return self.with_leaves(values)
-        plain = dict(self._plain) if self._plain is not None else None
-        for key, node, value in targets:
-            group, _, field = key.partition(".")
-            self._changed_leaves.setdefault((group, field), node._value())
+        for key in [key for key in self._applied if key not in last]:
+            self._restore_leaf(key)
+        for index, (item, (key, node)) in enumerate(zip(values, nodes, strict=True)):
+            if last[key] == index and self._applied.get(key) == item.input_line:
+                continue
+            self._changed_leaves.setdefault(key, node._value())
             try:
-                node._set_value(value)
+                node._set_value(item.value())
             except Exception:  # noqa: BLE001 (any refusal: composition's path raises the CLI's error for it)
                 self._restore_leaves()
                 return None
-            if plain is not None:
-                plain[group] = {**plain[group], field: node._value()}
+            self._applied[key] = item.input_line if last[key] == index else ""
+        plain = dict(self._plain) if self._plain is not None else None
+        if plain is not None:
+            for group in {group for group, _ in last}:
+                plain[group] = dict(plain[group])
+            for (group, field), index in last.items():
+                plain[group][field] = nodes[index][1]._value()
         self.plain = plain
         return self._working
 
@@ -115,11 +134,17 @@ class WorkingConfig:
         return node
 
     def _restore_leaves(self) -> None:
-        for (group, field), value in self._changed_leaves.items():
-            node = self._leaf_nodes.get((group, field))
-            if node is not None:
-                node._set_value(value)
-        self._changed_leaves = {}
+        for key in list(self._changed_leaves):
+            self._restore_leaf(key)
+        self._applied = {}
+
+    def _restore_leaf(self, key: tuple[str, str]) -> None:
+        """Put back the composed value of the field `key` (group, field) and forget its override line."""
+        value = self._changed_leaves.pop(key)
+        node = self._leaf_nodes.get(key)
+        if node is not None:
+            node._set_value(value)
+        self._applied.pop(key, None)
 
 
 def _has_interpolation(config: DictConfig) -> bool:

@@ -16,6 +16,21 @@ from ddlsim.core.errors import ConfigError
 from ddlsim.core.types import CollectiveCall, Phase, Precision, _require
 
 
+def _normal_shape(shape: object) -> bool:
+    """True when `shape` is already what `ShardSignature` makes of it: a tuple of (str, int) pairs
+    in increasing key order (so no key twice)."""
+    if type(shape) is not tuple:
+        return False
+    previous = None
+    for item in shape:
+        if type(item) is not tuple or len(item) != 2 or type(item[0]) is not str or type(item[1]) is not int:
+            return False
+        if previous is not None and not previous < item[0]:
+            return False
+        previous = item[0]
+    return True
+
+
 @dataclass(frozen=True)
 class ShardSignature:
     """What identifies one rank's compute shard for profiling: the key of a profile row."""
@@ -27,8 +42,10 @@ class ShardSignature:
     checkpointing: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "precision", Precision(self.precision))
-        object.__setattr__(self, "shape", tuple(sorted((str(k), int(v)) for k, v in dict(self.shape).items())))
+        if type(self.precision) is not Precision:
+            object.__setattr__(self, "precision", Precision(self.precision))
+        if not _normal_shape(self.shape):
+            object.__setattr__(self, "shape", tuple(sorted((str(k), int(v)) for k, v in dict(self.shape).items())))
         _require(self.local_batch >= 1, "local_batch", self.local_batch, "must be >= 1")
 
     @property
@@ -54,7 +71,13 @@ class ComputeTask:
     count: int = 1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "phase", Phase(self.phase))
+        if type(self.phase) is not Phase:
+            object.__setattr__(self, "phase", Phase(self.phase))
+        flop, memory_bytes, count = self.flop, self.memory_bytes, self.count
+        # the checks below, for the floats and int every builder passes; anything else takes them
+        if (type(flop) is float and type(memory_bytes) is float and type(count) is int
+                and 0.0 <= flop < math.inf and 0.0 <= memory_bytes < math.inf and count >= 1):
+            return
         _require(math.isfinite(self.flop) and self.flop >= 0, "flop", self.flop, "must be finite and >= 0")
         _require(math.isfinite(self.memory_bytes) and self.memory_bytes >= 0, "memory_bytes", self.memory_bytes,
                  "must be finite and >= 0")
@@ -131,6 +154,16 @@ class Kernel:
 Task = ComputeTask | CollectiveCall
 
 
+def _increasing(stages: tuple) -> bool:
+    """True when `stages` are ints >= 0 in strictly increasing order (what `TaskBlock` requires)."""
+    previous = -1
+    for stage in stages:
+        if type(stage) is not int or stage <= previous:
+            return False
+        previous = stage
+    return True
+
+
 @dataclass(frozen=True)
 class TaskBlock:
     """A sequence of tasks that runs `repeat` times back to back (e.g. one transformer layer).
@@ -148,9 +181,13 @@ class TaskBlock:
     per_micro_batch: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tasks", tuple(self.tasks))
+        if type(self.tasks) is not tuple:
+            object.__setattr__(self, "tasks", tuple(self.tasks))
         _require(isinstance(self.repeat, int) and self.repeat >= 1, "repeat", self.repeat, "must be an integer >= 1")
-        object.__setattr__(self, "stages", tuple(self.stages))
+        if type(self.stages) is not tuple:
+            object.__setattr__(self, "stages", tuple(self.stages))
+        if _increasing(self.stages):
+            return  # the check below, for stages of type int
         _require(all(isinstance(stage, int) and stage >= 0 for stage in self.stages)
                  and list(self.stages) == sorted(set(self.stages)), "stages", self.stages,
                  "must be distinct stage indices >= 0 in increasing order")

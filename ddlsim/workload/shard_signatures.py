@@ -36,7 +36,7 @@ def lm_head_shape(signature: ShardSignature) -> tuple[int, int, int, int]:
 
 def _signature(kind: str, shape: dict[str, int], local_batch: int, precision: str) -> ShardSignature:
     """A shard without activation checkpointing."""
-    return ShardSignature(kind, tuple(shape.items()), local_batch, precision, False)
+    return ShardSignature(kind, tuple(sorted(shape.items())), local_batch, precision, False)
 
 
 def lm_head_signature(d_model: int, vocab: int, seq_len: int, tp: int, local_batch: int,

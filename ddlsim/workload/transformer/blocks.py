@@ -86,6 +86,9 @@ class _Blocks:
         self.scatter_gather = scatter_gather
         self.calls = LayerCollectives(self.shape, self.layout, plan.micro_batch, sequence_parallel=self.sp,
                                       zero=self.zero, precision=precision, grad_precision=grad_precision)
+        self._signatures: dict[tuple[str, bool], ShardSignature] = {}  # this plan's, by (kind, core)
+        self._chunk_counts: dict[tuple[int, int], list[int]] | None = None
+        self._offsets: tuple[int, ...] | None = None
 
     # ---- compute tasks ----------------------------------------------------------------------------
     def task(self, name: str, phase: Phase, signature: ShardSignature, flop: float, memory_bytes: float = -1.0
@@ -95,14 +98,20 @@ class _Blocks:
         return ComputeTask(name, phase, signature, flop, memory_bytes)
 
     def layer_signature(self, kind: str, core: bool = False) -> ShardSignature:
+        signature = self._signatures.get((kind, core))
+        if signature is None:
+            signature = self._signatures[(kind, core)] = self._layer_signature(kind, core)
+        return signature
+
+    def _layer_signature(self, kind: str, core: bool) -> ShardSignature:
         shape, layout, mb = self.shape, self.layout, self.plan.micro_batch
         keys = layer_keys(shape, layout.tp, layout.cp, self.sp, kind == MOE and not core, layout.ep)
         checkpointing = self.recompute == "full"
         if shape.mla is None and kind == DENSE:
-            return ShardSignature("attention_core" if core else "gpt_layer", tuple(keys.items()), mb,
+            return ShardSignature("attention_core" if core else "gpt_layer", tuple(sorted(keys.items())), mb,
                                   self.precision, checkpointing)
         kind_name = "decoder_attention_core" if core else f"{'mla_' if shape.mla else ''}{kind}_layer"
-        return ShardSignature(kind_name, tuple(keys.items()), mb, self.precision, checkpointing)
+        return ShardSignature(kind_name, tuple(sorted(keys.items())), mb, self.precision, checkpointing)
 
     def kernel_task(self, name: str, phase: Phase, signature: ShardSignature) -> ComputeTask:
         """A task whose FLOPs and bytes are those of its kernel list (the work its kernels do)."""
@@ -154,10 +163,7 @@ class _Blocks:
     # ---- per-micro-batch blocks -----------------------------------------------------------------------
     def layer_blocks(self, phase: Phase) -> list[TaskBlock]:
         """One block per layer kind and distinct layer count of the chunks (usually one)."""
-        shape, chunk_layers = self.shape, self.plan.chunk_layers
-        counts: dict[tuple[int, int], list[int]] = defaultdict(list)
-        for chunk, (first, layers) in enumerate(zip(chunk_offsets(chunk_layers), chunk_layers, strict=True)):
-            counts[shape.layer_counts(first, layers)].append(chunk)
+        counts = self.chunk_counts()
         kinds = (DENSE, MOE) if phase is Phase.FORWARD else (MOE, DENSE)
         blocks = []
         for kind in kinds:
@@ -170,6 +176,21 @@ class _Blocks:
                 blocks.append(TaskBlock(name, self.layer_tasks(kind, phase), repeat=repeat, stages=stages,
                                         per_micro_batch=True))
         return blocks
+
+    def chunk_offsets(self) -> tuple[int, ...]:
+        if self._offsets is None:
+            self._offsets = chunk_offsets(self.plan.chunk_layers)
+        return self._offsets
+
+    def chunk_counts(self) -> dict[tuple[int, int], list[int]]:
+        """The model chunks by their (dense, MoE) layers, in order of first appearance."""
+        if self._chunk_counts is None:
+            shape, chunk_layers = self.shape, self.plan.chunk_layers
+            counts: dict[tuple[int, int], list[int]] = defaultdict(list)
+            for chunk, (first, layers) in enumerate(zip(self.chunk_offsets(), chunk_layers, strict=True)):
+                counts[shape.layer_counts(first, layers)].append(chunk)
+            self._chunk_counts = counts
+        return self._chunk_counts
 
     def layer_tasks(self, kind: str, phase: Phase) -> tuple:
         dense, expert = self.shape.layer_params_per_rank(kind, self.layout.tp, self.layout.ep)
@@ -269,7 +290,7 @@ class _Blocks:
         moe_layer = norms + attention + 1 + (2 if moe and moe.shared_ffn else 0) + \
             (2 * moe.experts // self.layout.ep if moe else 0)
         chunk_layers, layout = self.plan.chunk_layers, self.layout
-        offsets = chunk_offsets(chunk_layers)
+        offsets = self.chunk_offsets()
         tensors = 0
         for chunk in range(stage, layout.chunks, layout.pp):
             dense, moe_layers = shape.layer_counts(offsets[chunk], chunk_layers[chunk])

@@ -142,6 +142,8 @@ def chunks_in_flight(stage: int, layout: ParallelLayout, micro_batches: int) -> 
 def peak_in_flight(weights: tuple[float, ...], stage: int, pipeline: int, micro_batches: int) -> float:
     """The most that the forwards done minus the backwards done hold on stage `stage`, one forward
     of its chunk i holding `weights[i]` (the module docstring); memoised per process."""
+    if len(weights) == 1:  # no interleaving: a few operations, cheaper than the memo's key
+        return _peak_in_flight(weights, stage, pipeline, micro_batches)
     key = (weights, stage, pipeline, micro_batches)
     return PROCESS_CACHES.memo("peak in flight", maxsize=8192).get_or_make(key, lambda: _peak_in_flight(*key))
 
@@ -263,16 +265,29 @@ def stage_memory(shape: DecoderShape, layout: ParallelLayout, options: MemoryOpt
     dense_layer, moe_layer = params.get(DENSE, (0, 0)), params.get(MOE, (0, 0))
     embedding, head = shape.embedding_params_per_rank(layout.tp), shape.head_params_per_rank(layout.tp, layout.chunks)
     kinds_of_chunks = _chunk_kinds(shape, layout)
+    last = layout.pp - 1
+    # Stages with the same chunks' layer kinds and the same ends hold the same parameters and states,
+    # and one forward of their chunks saves the same bytes (usually 3 kinds: first, middle, last).
+    alike: dict[tuple[tuple[tuple[int, int], ...], bool, bool], tuple[int, int, float, tuple[float, ...], int]] = {}
     stages = []
     for stage in range(layout.pp):
-        dense = expert = 0
-        for dense_layers, moe_layers in kinds_of_chunks[stage::layout.pp]:
-            dense += dense_layers * dense_layer[0] + moe_layers * moe_layer[0]
-            expert += dense_layers * dense_layer[1] + moe_layers * moe_layer[1]
-        dense += (embedding if stage == 0 else 0) + (head if stage == layout.pp - 1 else 0)
-        states = model_state_bytes(shape, layout, dense, expert, options.zero, options.param_bytes, options.grad_bytes)
-        activations = stage_activation_bytes(shape, layout, stage, options, per_layer, kinds_of_chunks)
-        layers = sum(map(sum, kinds_of_chunks[stage::layout.pp]))
+        chunk_kinds = kinds_of_chunks[stage::layout.pp]
+        key = (chunk_kinds, stage == 0, stage == last)
+        known = alike.get(key)
+        if known is None:
+            dense = expert = 0
+            for dense_layers, moe_layers in chunk_kinds:
+                dense += dense_layers * dense_layer[0] + moe_layers * moe_layer[0]
+                expert += dense_layers * dense_layer[1] + moe_layers * moe_layer[1]
+            dense += (embedding if stage == 0 else 0) + (head if stage == last else 0)
+            states = model_state_bytes(shape, layout, dense, expert, options.zero, options.param_bytes,
+                                       options.grad_bytes)
+            weights = _chunk_weights(shape, layout, stage, per_layer, kinds_of_chunks)
+            known = alike[key] = (dense, expert, states, weights, sum(map(sum, chunk_kinds)))
+        dense, expert, states, weights, layers = known
+        # `stage_activation_bytes`, summed in `ActivationParts.total`'s order
+        kept = peak_in_flight(weights, stage, layout.pp, options.micro_batches)
+        activations = kept + per_layer.working + (per_layer.output if stage == last else 0.0)
         stages.append(StageMemory(stage, dense, expert, states, activations, layers))
     return tuple(stages)
 

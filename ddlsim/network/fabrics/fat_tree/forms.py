@@ -4,7 +4,8 @@ with the listed pairs.
 
 - `mesh_cost`: a direct exchange inside blocks, from how many block mates share each domain;
 - `structured_cost`: a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings);
-- `class_costs`: per-class costs of a one-to-one pattern with classes (pipelined ring phases).
+- `class_costs`: per-class costs of a one-to-one pattern with classes (pipelined ring phases);
+- `class_floor`: per-class floors of any pattern with classes, for `best`'s pruning.
 """
 
 from __future__ import annotations
@@ -49,12 +50,7 @@ def class_costs(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, place
     src, dst, weight, classes = expand_listed(pattern, layout, placement)
     count = pattern.num_classes
     level = tree.common_level(src, dst)
-    class_latency = np.zeros(count)
-    np.maximum.at(class_latency, classes, tree.level_latency_s[level])
-    flow_time = weight * units.BITS_PER_BYTE / np.where(level == 0, tree.node_bandwidth_bps,
-                                                        tree.nic_bandwidth_bps)
-    class_time = np.zeros(count)
-    np.maximum.at(class_time, classes, flow_time)
+    class_latency, class_time, flow_time = _flow_classes(tree, level, weight, classes, count)
     overall = float(flow_time.max()) if flow_time.size else 0.0
     for tier, (size, ratio) in enumerate(zip(tree.tier_sizes[:-1], tree.oversubscription)):
         crossing = level > tier + 1
@@ -75,6 +71,46 @@ def class_costs(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, place
             overall = max(overall, float(times.max()))
             np.maximum.at(class_time, high[touched], times[touched])
     return PatternCost(float(class_latency.max()), overall, class_latency, class_time, True)
+
+
+def class_floor(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement,
+                multicast: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each class's latency alone and a floor of its seconds per weight-byte: its heaviest flow,
+    and the load of each GPU port (NVLink inside a node, the NIC otherwise) that flows of this
+    class alone leave or enter by. A window of classes loads a port with at least what one of its
+    classes does, and a multicast source (`multicast`) sends each copy once, so its egress is
+    counted by its heaviest flow only."""
+    src, dst, weight, classes = expand_listed(pattern, layout, placement)
+    count = pattern.num_classes
+    level = tree.common_level(src, dst)
+    class_latency, class_time, _ = _flow_classes(tree, level, weight, classes, count)
+    if src.size and not getattr(pattern, "one_to_one", False):  # one flow per port: flow_time is its load
+        n = tree.num_nodes
+        inside = level == 0
+        for nodes in (dst,) if multicast else (dst, src):
+            ports = nodes + n * inside  # the NICs, then the NVLink ports
+            port_class = np.zeros(2 * n, dtype=np.int64)
+            port_class[ports] = classes
+            mixed = np.zeros(2 * n, dtype=bool)  # ports that flows of several classes use: skipped
+            mixed[ports[port_class[ports] != classes]] = True
+            loads = np.bincount(ports, weights=weight, minlength=2 * n)
+            loads[mixed] = 0.0
+            for part, port_bps in ((slice(0, n), tree.nic_bandwidth_bps), (slice(n, 2 * n), tree.node_bandwidth_bps)):
+                np.maximum.at(class_time, port_class[part], loads[part] * units.BITS_PER_BYTE / port_bps)
+    return class_latency, class_time
+
+
+def _flow_classes(tree: FatTreeShape, level: np.ndarray, weight: np.ndarray, classes: np.ndarray, count: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per class its longest flow's latency and its heaviest flow's time through its GPU port, and
+    each flow's time there."""
+    class_latency = np.zeros(count)
+    np.maximum.at(class_latency, classes, tree.level_latency_s[level])
+    flow_time = weight * units.BITS_PER_BYTE / np.where(level == 0, tree.node_bandwidth_bps,
+                                                        tree.nic_bandwidth_bps)
+    class_time = np.zeros(count)
+    np.maximum.at(class_time, classes, flow_time)
+    return class_latency, class_time, flow_time
 
 
 def structured_cost(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement

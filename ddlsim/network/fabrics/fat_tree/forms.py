@@ -16,7 +16,7 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.types import GroupLayout
-from ddlsim.network.fabrics.base import expand_listed
+from ddlsim.network.fabrics.base import expand_listed, raise_to_port_loads
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
@@ -85,18 +85,11 @@ def class_floor(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, place
     level = tree.common_level(src, dst)
     class_latency, class_time, _ = _flow_classes(tree, level, weight, classes, count)
     if src.size and not getattr(pattern, "one_to_one", False):  # one flow per port: flow_time is its load
-        n = tree.num_nodes
         inside = level == 0
         for nodes in (dst,) if multicast else (dst, src):
-            ports = nodes + n * inside  # the NICs, then the NVLink ports
-            port_class = np.zeros(2 * n, dtype=np.int64)
-            port_class[ports] = classes
-            mixed = np.zeros(2 * n, dtype=bool)  # ports that flows of several classes use: skipped
-            mixed[ports[port_class[ports] != classes]] = True
-            loads = np.bincount(ports, weights=weight, minlength=2 * n)
-            loads[mixed] = 0.0
-            for part, port_bps in ((slice(0, n), tree.nic_bandwidth_bps), (slice(n, 2 * n), tree.node_bandwidth_bps)):
-                np.maximum.at(class_time, port_class[part], loads[part] * units.BITS_PER_BYTE / port_bps)
+            for kind, port_bps in ((inside, tree.node_bandwidth_bps), (~inside, tree.nic_bandwidth_bps)):
+                if kind.any():
+                    raise_to_port_loads(class_time, nodes[kind], classes[kind], weight[kind], tree.num_nodes, port_bps)
     return class_latency, class_time
 
 

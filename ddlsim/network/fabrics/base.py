@@ -146,6 +146,13 @@ class Fabric:
         pricing loads (`best` skips candidates by them); None when it cannot."""
         return None
 
+    def pipeline_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """`class_floor` for a step whose windows span several classes (a pipeline): such a step is
+        costly to price, so a fabric may spend more here on a tighter floor of each class's seconds
+        per weight-byte (the loads of its ports, `raise_to_port_loads`). The default is `class_floor`."""
+        return self.class_floor(pattern, layout, placement)
+
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
                       ) -> tuple[np.ndarray, np.ndarray] | None:
         """(latency_s, seconds per weight-byte) of each window [first, last] of classes of

@@ -107,22 +107,29 @@ class IdealSwitch(Fabric):
 
     def class_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
                     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Every flow takes `latency_s`; a port carries at least the largest transfer through it, and
-        what one class alone sends or receives through it (sent once by a multicast source). The
-        groups of a layout use ports of their own, so the pattern's positions stand for them."""
+        """Every flow takes `latency_s`; a port carries at least the largest transfer through it."""
         classes = getattr(pattern, "classes", None)
         if not pattern.num_classes or classes is None:
             return None
         present = np.bincount(classes, minlength=pattern.num_classes) > 0
         heaviest = np.zeros(pattern.num_classes)
         np.maximum.at(heaviest, classes, pattern.weight)
-        class_time = heaviest * units.BITS_PER_BYTE / self.bandwidth_bps
-        if not getattr(pattern, "one_to_one", False):
-            multicast = pattern.multicast and self.multicast
-            for positions in (pattern.dst,) if multicast else (pattern.dst, pattern.src):
-                raise_to_port_loads(class_time, positions, classes, pattern.weight, pattern.group_size,
-                                    self.bandwidth_bps)
-        return np.where(present, self.latency_s, 0.0), class_time
+        return np.where(present, self.latency_s, 0.0), heaviest * units.BITS_PER_BYTE / self.bandwidth_bps
+
+    def pipeline_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """`class_floor`, raised to what one class alone sends or receives through a port (sent
+        once by a multicast source). The groups of a layout use ports of their own, so the
+        pattern's positions stand for them."""
+        found = self.class_floor(pattern, layout, placement)
+        if found is None or getattr(pattern, "one_to_one", False):
+            return found
+        class_latency, class_time = found
+        multicast = pattern.multicast and self.multicast
+        for positions in (pattern.dst,) if multicast else (pattern.dst, pattern.src):
+            raise_to_port_loads(class_time, positions, pattern.classes, pattern.weight, pattern.group_size,
+                                self.bandwidth_bps)
+        return class_latency, class_time
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         sizes = mesh.block_sizes()

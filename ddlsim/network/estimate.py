@@ -84,7 +84,8 @@ class StepPricer:
     def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement, size_bytes: int) -> float:
         """A floor of a communication step's latency and transfer over its repetitions: the
         fabric's minimum latency per repetition of a step that surely carries traffic, or for a
-        windowed step each repetition's floor from its classes (`Fabric.class_floor`)."""
+        windowed step each repetition's floor from its classes (`Fabric.class_floor`, or for a
+        pipeline, whose windows span several classes, `Fabric.pipeline_floor`)."""
         key = ("moves data", step)
         moving = self.memo.get(key)
         if moving is None:
@@ -101,14 +102,17 @@ class StepPricer:
         key = ("window floor", step, layout, placement.key)  # a step is hashed by identity
         floors = self.memo.get(key)
         if floors is None:
-            pattern_key = ("class floor", step.pattern.full_key, layout, placement.key)
+            low, high = step.windows
+            pipeline = bool(np.any(low != high))  # costly to price: worth a tighter floor
+            pattern_key = ("pipeline floor" if pipeline else "class floor", step.pattern.full_key, layout,
+                           placement.key)
             found = self.memo.get(pattern_key)
             if found is None:
-                found = self.fabric.class_floor(step.pattern, layout, placement)
+                floor_of = self.fabric.pipeline_floor if pipeline else self.fabric.class_floor
+                found = floor_of(step.pattern, layout, placement)
                 empty = np.zeros(step.pattern.num_classes)
                 found = self.memo.put(pattern_key, (empty, empty) if found is None else found)
             class_latency, class_s_per_unit = found
-            low, high = step.windows
             floors = self.memo.put(key, (window_max(class_latency, low, high), window_max(class_s_per_unit, low, high)))
         return floors[0] + self.fabric.transfer_time_s(step_bytes, floors[1])
 

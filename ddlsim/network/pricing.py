@@ -174,23 +174,48 @@ def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.n
 
 
 def window_max(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """max(values[low[i] : high[i] + 1]) for every i, with a sparse table (O(K log K) + O(1) each),
-    or for a few values (tree levels) a table of every window, read once per i."""
+    """max(values[low[i] : high[i] + 1]) for every i: for a few values (tree levels) a table of every
+    window, read once per i; otherwise running maxima for the windows that start at the first value
+    or end at the last (a pipeline filling and draining), and a sparse table (O(K log W) + O(1)
+    each, W the widest of the other windows) for the rest. A maximum is exact in any order."""
     if 0 < values.size <= SMALL_WINDOW_TABLE:
         row = np.asarray(values, dtype=np.float64)
         square = np.broadcast_to(row, (row.size, row.size))
         every = np.maximum.accumulate(np.where(np.tri(row.size, k=-1, dtype=bool), -np.inf, square), axis=1)
         return every[low, high]
-    table = [np.asarray(values, dtype=np.float64)]
+    values = np.asarray(values, dtype=np.float64)
+    prefix = low == 0
+    suffix = ~prefix & (high == values.size - 1)
+    rest = ~(prefix | suffix)
+    if rest.all():
+        return _sparse_table_max(values, low, high)
+    result = np.empty(low.size)
+    if prefix.any():
+        result[prefix] = np.maximum.accumulate(values)[high[prefix]]
+    if suffix.any():
+        result[suffix] = np.maximum.accumulate(values[::-1])[::-1][low[suffix]]
+    if rest.any():
+        result[rest] = _sparse_table_max(values, low[rest], high[rest])
+    return result
+
+
+def _sparse_table_max(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """`window_max` by a sparse table built only up to the widest window asked for."""
+    if low.size == 0:
+        return np.empty(0)
+    level = np.frexp(high - low + 1)[1].astype(np.int64) - 1  # floor(log2(width)), exactly
+    table = [values]
     length = 1
-    while 2 * length <= values.size:
+    for _ in range(int(level.max())):
         previous = table[-1]
         table.append(np.maximum(previous[:-length], previous[length:]))
         length *= 2
-    span = high - low + 1
-    level = np.floor(np.log2(span)).astype(np.int64)
+    levels = np.flatnonzero(np.bincount(level))
+    if levels.size == 1:  # windows of one width (a full pipeline)
+        width = 1 << int(levels[0])
+        return np.maximum(table[-1][low], table[-1][high - width + 1])
     result = np.empty(low.size)
-    for index in np.unique(level):
+    for index in levels:
         rows = level == index
         width = 1 << int(index)
         result[rows] = np.maximum(table[index][low[rows]], table[index][high[rows] - width + 1])

@@ -98,12 +98,19 @@ def test_every_candidates_floor_is_at_most_its_price(fabric_name):
     assert checked >= 20
 
 
-@pytest.mark.parametrize("fabric_name", ["torus2d", "ideal"])
+CLASS_FLOOR_FABRICS = {
+    "torus2d": lambda n: make_fabric("torus2d", dims=[8, 12], router_latency="7ns"),
+    "ideal": lambda n: make_fabric("ideal", num_nodes=n),
+    "superpod": lambda n: make_fabric("superpod", num_nodes=n, tier_sizes=[16, 32, n], oversubscription=[2.0, 1.0]),
+    "leaf_spine": lambda n: make_fabric("leaf_spine", num_nodes=n, tier_sizes=[n]),
+}
+
+
+@pytest.mark.parametrize("fabric_name", sorted(CLASS_FLOOR_FABRICS))
 @pytest.mark.parametrize("algorithm", ["binary_tree", "double_binary_tree", "pipelined_tree"])
 def test_class_floor_is_each_class_latency_and_at_most_its_transfer(algorithm, fabric_name):
     n = 96
-    fabric = (make_fabric("torus2d", dims=[8, 12], router_latency="7ns") if fabric_name == "torus2d"
-              else make_fabric("ideal", num_nodes=n))
+    fabric = CLASS_FLOOR_FABRICS[fabric_name](n)
     estimator = CollectiveEstimator(fabric, algorithm)
     layout = GroupLayout(n)
     placement = fabric.place(n)
@@ -116,14 +123,17 @@ def test_class_floor_is_each_class_latency_and_at_most_its_transfer(algorithm, f
             pattern = step.pattern
             if step.windows is None or not isinstance(pattern, Pairs):
                 continue
-            latency, s_per_unit = fabric.class_floor(pattern, layout, placement)
-            for klass in range(pattern.num_classes):
-                selected = pattern.select(klass, klass)
-                for alone in (fabric.price(selected, layout, placement),
-                              Fabric.price_listed(fabric, selected, layout, placement)):
-                    assert latency[klass] == alone.latency_s
-                    assert s_per_unit[klass] <= alone.s_per_unit
-                checked += 1
+            floors = [found for found in (fabric.class_floor(pattern, layout, placement),
+                                          fabric.pipeline_floor(pattern, layout, placement)) if found is not None]
+            assert floors
+            for latency, s_per_unit in floors:
+                for klass in range(pattern.num_classes):
+                    selected = pattern.select(klass, klass)
+                    for alone in (fabric.price(selected, layout, placement),
+                                  Fabric.price_listed(fabric, selected, layout, placement)):
+                        assert latency[klass] == alone.latency_s
+                        assert s_per_unit[klass] <= alone.s_per_unit
+                    checked += 1
     assert checked >= 8
 
 
@@ -230,3 +240,19 @@ def test_window_max_equals_the_maximum_of_each_window():
         high = np.minimum(low + rng.integers(0, size, 300), size - 1)
         expected = np.array([values[first:last + 1].max() for first, last in zip(low, high)])
         assert np.array_equal(window_max(values, low, high), expected)
+
+
+def test_window_max_reads_pipeline_windows_exactly():
+    """Windows that fill and drain a pipeline (running maxima) and windows of one width (one level
+    of the sparse table), beside a mixture of widths."""
+    from ddlsim.network.pricing import window_max
+
+    rng = np.random.default_rng(11)
+    for size, chunks in ((300, 1), (300, 7), (300, 300), (300, 1000), (1000, 64)):
+        values = rng.uniform(0.0, 3.0, size)
+        step = np.arange(size + chunks - 1)
+        low, high = np.maximum(0, step - chunks + 1), np.minimum(size - 1, step)
+        expected = np.array([values[first:last + 1].max() for first, last in zip(low, high)])
+        assert np.array_equal(window_max(values, low, high), expected)
+        inner = (low > 0) & (high < size - 1)
+        assert np.array_equal(window_max(values, low[inner], high[inner]), expected[inner])

@@ -55,7 +55,7 @@ def _mesh_phase(builder: ScheduleBuilder, kind: str) -> None:
 
 def _rooted_phase(builder: ScheduleBuilder, kind: str) -> None:
     n, root = builder.n, builder.request.root
-    others = np.array([p for p in range(n) if p != root], dtype=np.int64)
+    others = np.delete(np.arange(n, dtype=np.int64), root)
     whole = kind in ("broadcast", "reduce")
     fraction = builder.payload * (1.0 if whole else 1.0 / n)
     towards_root = kind in ("reduce", "gather")

@@ -152,14 +152,14 @@ def _binomial(builder: ScheduleBuilder, gather: bool) -> None:
     """Binomial gather to (or scatter from) the root's virtual rank; segment v = own chunks of v."""
     virtual = builder.virtual
     root = virtual.virtual_of(builder.request.root)
-    v = np.arange(virtual.m, dtype=np.int64)
-    relative = v ^ root
     order = range(virtual.bits) if gather else reversed(range(virtual.bits))
     segments = np.arange(virtual.m)
     for b in order:
         width = 1 << b
-        low = relative & (2 * width - 1)
-        senders = v[low == width] if gather else v[low == 0]
+        # The ranks v whose low b + 1 bits of v ^ root are width (gather) or 0 (scatter), ascending:
+        # XOR with root only permutes the higher bits, so they are every 2 * width from the offset.
+        offset = (root & (2 * width - 1)) ^ (width if gather else 0)
+        senders = np.arange(offset, virtual.m, 2 * width, dtype=np.int64)
         receivers = senders ^ width
         starts = ((senders if gather else receivers) >> b) << b
         counts = virtual.range_count(starts, width)

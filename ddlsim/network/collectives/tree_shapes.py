@@ -69,15 +69,23 @@ def _depths(parent: np.ndarray) -> np.ndarray:
 def heap_tree(n: int, root: int = 0, fanout: int = 2) -> Tree:
     """k-ary heap rooted at `root`: virtual rank v = (p - root) mod n, parent (v - 1) // fanout."""
     virtual = np.arange(n, dtype=np.int64)
-    parent_virtual = np.where(virtual > 0, (virtual - 1) // fanout, -1)
+    parent_virtual = (virtual - 1) // fanout  # -1 at v = 0, the root
+    if fanout == 1:
+        depth_virtual = virtual.copy()
+    else:  # levels are whole runs of virtual ranks: 0, then 1 .. f, then 1 + f .. f + f^2, ...
+        depth_virtual = np.empty(n, dtype=np.int64)
+        start, level = 0, 0
+        while start < n:
+            stop = start * fanout + 1
+            depth_virtual[start:stop] = level
+            start, level = stop, level + 1
+    if root == 0:
+        return Tree(parent_virtual, depth_virtual, ("heap", n, root, fanout))
     position = (virtual + root) % n
     parent = np.full(n, -1, dtype=np.int64)
     parent[position] = np.where(parent_virtual >= 0, (parent_virtual + root) % n, -1)
-    starts = [0]  # first virtual rank of each level: 0, 1, 1 + f, 1 + f + f^2, ...
-    while starts[-1] < n:
-        starts.append(starts[-1] * fanout + 1 if fanout > 1 else starts[-1] + 1)
     depth = np.empty(n, dtype=np.int64)
-    depth[position] = np.searchsorted(np.asarray(starts), virtual, side="right") - 1
+    depth[position] = depth_virtual
     return Tree(parent, depth, ("heap", n, root, fanout))
 
 
@@ -101,7 +109,26 @@ def inorder_tree(n: int) -> Tree:
         parent[climbing] = up(parent[climbing])
         climbing = parent > n
     positions = np.where(labels == root, -1, parent - 1)
-    return Tree(positions, _depths(positions), ("inorder", n))
+    return Tree(positions, _inorder_depths(labels, n, root), ("inorder", n))
+
+
+def _inorder_depths(labels: np.ndarray, n: int, root: int) -> np.ndarray:
+    """Depths of `inorder_tree` without walking it: below the root (a power of two 2^H) the tree is
+    perfect, so a label of height h sits at depth H - h; a label above the root counts its in-order
+    ancestors of heights h + 1 .. H - 1 that exist (<= n), each ((label >> g + 1) << g + 1) | 2^g,
+    plus the root itself (the ancestors `inorder_tree` climbs past are those > n)."""
+    top = root.bit_length() - 1
+    height = _trailing_zeros(labels)
+    depth = top - height
+    above = np.flatnonzero(labels > root)
+    if above.size:
+        upper, upper_height = labels[above], height[above]
+        count = np.ones(above.size, dtype=np.int64)
+        for level in range(top):
+            ancestor = ((upper >> (level + 1)) << (level + 1)) | (1 << level)
+            count += (level > upper_height) & (ancestor <= n)
+        depth[above] = count
+    return depth
 
 
 def relabel(tree: Tree, position_of: np.ndarray, key: Hashable) -> Tree:

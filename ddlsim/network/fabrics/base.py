@@ -38,6 +38,7 @@ import numpy as np
 
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.types import GroupLayout, NetworkCost
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement, group_hierarchy, job_ranks
 from ddlsim.network.pricing import PatternCost, Routes, price_flows
@@ -145,6 +146,13 @@ class Fabric:
         pricing loads (`best` skips candidates by them); None when it cannot."""
         return None
 
+    def pipeline_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """`class_floor` for a step whose windows span several classes (a pipeline): such a step is
+        costly to price, so a fabric may spend more here on a tighter floor of each class's seconds
+        per weight-byte (the loads of its ports, `raise_to_port_loads`). The default is `class_floor`."""
+        return self.class_floor(pattern, layout, placement)
+
     def price_windows(self, pattern: Pattern, windows: np.ndarray, layout: GroupLayout, placement: Placement
                       ) -> tuple[np.ndarray, np.ndarray] | None:
         """(latency_s, seconds per weight-byte) of each window [first, last] of classes of
@@ -225,3 +233,18 @@ def listed_pairs_count(pattern: Pattern, layout: GroupLayout) -> int:
 
 __all__ = ["DomainCut", "Fabric", "Mesh", "Pairs", "PatternCost", "Placement", "Routes", "expand_listed",
            "listed_pairs_count"]
+
+
+def raise_to_port_loads(class_time: np.ndarray, ports: np.ndarray, classes: np.ndarray, weight: np.ndarray,
+                        num_ports: int, capacity_bps: float) -> None:
+    """Raise each class's floor in `class_time` (seconds per weight-byte) to the load its flows put
+    on each port that no other class uses (flow f through port ports[f] of capacity_bps): a window
+    of classes loads such a port with at least that, whatever else it adds. Ports several classes
+    share are left out, which keeps the floor below every window's price."""
+    port_class = np.zeros(num_ports, dtype=np.int64)
+    port_class[ports] = classes
+    mixed = np.zeros(num_ports, dtype=bool)
+    mixed[ports[port_class[ports] != classes]] = True
+    loads = np.bincount(ports, weights=weight, minlength=num_ports)
+    loads[mixed] = 0.0
+    np.maximum.at(class_time, port_class, loads * BITS_PER_BYTE / capacity_bps)

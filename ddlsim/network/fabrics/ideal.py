@@ -16,7 +16,7 @@ from ddlsim.core import units
 from ddlsim.core.errors import ConfigError
 from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import GroupLayout
-from ddlsim.network.fabrics.base import Fabric, expand_listed
+from ddlsim.network.fabrics.base import Fabric, expand_listed, raise_to_port_loads
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -115,6 +115,21 @@ class IdealSwitch(Fabric):
         heaviest = np.zeros(pattern.num_classes)
         np.maximum.at(heaviest, classes, pattern.weight)
         return np.where(present, self.latency_s, 0.0), heaviest * units.BITS_PER_BYTE / self.bandwidth_bps
+
+    def pipeline_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """`class_floor`, raised to what one class alone sends or receives through a port (sent
+        once by a multicast source). The groups of a layout use ports of their own, so the
+        pattern's positions stand for them."""
+        found = self.class_floor(pattern, layout, placement)
+        if found is None or getattr(pattern, "one_to_one", False):
+            return found
+        class_latency, class_time = found
+        multicast = pattern.multicast and self.multicast
+        for positions in (pattern.dst,) if multicast else (pattern.dst, pattern.src):
+            raise_to_port_loads(class_time, positions, pattern.classes, pattern.weight, pattern.group_size,
+                                self.bandwidth_bps)
+        return class_latency, class_time
 
     def price_mesh(self, mesh: Mesh, layout: GroupLayout, placement: Placement) -> PatternCost:
         sizes = mesh.block_sizes()

@@ -69,7 +69,8 @@ class _Flows:
     def __init__(self, torus: TorusShape, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
                  classes: np.ndarray, num_classes: int) -> None:
         width, height = torus.dims
-        order = np.argsort(classes, kind="stable")
+        # A stable sort of few classes as a small integer type (a radix sort): the same order, sooner.
+        order = np.argsort(classes.astype(np.int16) if num_classes < (1 << 15) else classes, kind="stable")
         src, dst, self.weight, classes = src[order], dst[order], weight[order], classes[order]
         self.x1, self.y1, self.x2, y2 = src % width, src // width, dst % width, dst // width
         self.forward_x, self.hops_x = short_way(self.x2 - self.x1, width)

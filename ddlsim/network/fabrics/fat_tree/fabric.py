@@ -278,6 +278,14 @@ class FatTree(Fabric):
             times.append(busiest * units.BITS_PER_BYTE * ratio / (size * self.nic_bandwidth_bps))
         return PatternCost(float(self.level_latency_s[level.max()]), float(max(times)))
 
+    def pipeline_floor(self, pattern: Pattern, layout: GroupLayout, placement: Placement
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each class's longest flow, and its load on its GPUs' ports (`forms.class_floor`); trees
+        priced level by level keep no floor (`class_floor` is None: giving them up is cheap)."""
+        if not pattern.num_classes:
+            return None
+        return forms.class_floor(self, pattern, layout, placement, pattern.multicast and self.supports_multicast())
+
     def _domain_sums(self, nodes: np.ndarray, values: np.ndarray, size: int, unique: bool) -> np.ndarray:
         domains = -(-self.num_nodes // size)
         if not unique:

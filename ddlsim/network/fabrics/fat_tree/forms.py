@@ -4,7 +4,8 @@ with the listed pairs.
 
 - `mesh_cost`: a direct exchange inside blocks, from how many block mates share each domain;
 - `structured_cost`: a full XOR or cyclic shift over aligned power-of-two blocks (RHD, Bruck, rings);
-- `class_costs`: per-class costs of a one-to-one pattern with classes (pipelined ring phases).
+- `class_costs`: per-class costs of a one-to-one pattern with classes (pipelined ring phases);
+- `class_floor`: per-class floors of any pattern with classes, for `best`'s pruning.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ddlsim.core import units
 from ddlsim.core.types import GroupLayout
-from ddlsim.network.fabrics.base import expand_listed
+from ddlsim.network.fabrics.base import expand_listed, raise_to_port_loads
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
@@ -49,12 +50,7 @@ def class_costs(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, place
     src, dst, weight, classes = expand_listed(pattern, layout, placement)
     count = pattern.num_classes
     level = tree.common_level(src, dst)
-    class_latency = np.zeros(count)
-    np.maximum.at(class_latency, classes, tree.level_latency_s[level])
-    flow_time = weight * units.BITS_PER_BYTE / np.where(level == 0, tree.node_bandwidth_bps,
-                                                        tree.nic_bandwidth_bps)
-    class_time = np.zeros(count)
-    np.maximum.at(class_time, classes, flow_time)
+    class_latency, class_time, flow_time = _flow_classes(tree, level, weight, classes, count)
     overall = float(flow_time.max()) if flow_time.size else 0.0
     for tier, (size, ratio) in enumerate(zip(tree.tier_sizes[:-1], tree.oversubscription)):
         crossing = level > tier + 1
@@ -75,6 +71,39 @@ def class_costs(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, place
             overall = max(overall, float(times.max()))
             np.maximum.at(class_time, high[touched], times[touched])
     return PatternCost(float(class_latency.max()), overall, class_latency, class_time, True)
+
+
+def class_floor(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement,
+                multicast: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each class's latency alone and a floor of its seconds per weight-byte: its heaviest flow,
+    and the load of each GPU port (NVLink inside a node, the NIC otherwise) that flows of this
+    class alone leave or enter by. A window of classes loads a port with at least what one of its
+    classes does, and a multicast source (`multicast`) sends each copy once, so its egress is
+    counted by its heaviest flow only."""
+    src, dst, weight, classes = expand_listed(pattern, layout, placement)
+    count = pattern.num_classes
+    level = tree.common_level(src, dst)
+    class_latency, class_time, _ = _flow_classes(tree, level, weight, classes, count)
+    if src.size and not getattr(pattern, "one_to_one", False):  # one flow per port: flow_time is its load
+        inside = level == 0
+        for nodes in (dst,) if multicast else (dst, src):
+            for kind, port_bps in ((inside, tree.node_bandwidth_bps), (~inside, tree.nic_bandwidth_bps)):
+                if kind.any():
+                    raise_to_port_loads(class_time, nodes[kind], classes[kind], weight[kind], tree.num_nodes, port_bps)
+    return class_latency, class_time
+
+
+def _flow_classes(tree: FatTreeShape, level: np.ndarray, weight: np.ndarray, classes: np.ndarray, count: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per class its longest flow's latency and its heaviest flow's time through its GPU port, and
+    each flow's time there."""
+    class_latency = np.zeros(count)
+    np.maximum.at(class_latency, classes, tree.level_latency_s[level])
+    flow_time = weight * units.BITS_PER_BYTE / np.where(level == 0, tree.node_bandwidth_bps,
+                                                        tree.nic_bandwidth_bps)
+    class_time = np.zeros(count)
+    np.maximum.at(class_time, classes, flow_time)
+    return class_latency, class_time, flow_time
 
 
 def structured_cost(tree: FatTreeShape, pattern: Pattern, layout: GroupLayout, placement: Placement

@@ -129,8 +129,14 @@ class GroupLayout:
         size, stride, num_ranks = self.size, self.stride, self.num_ranks
         if (type(size) is int and size >= 1 and type(stride) is int and stride >= 1
                 and type(num_ranks) is int and num_ranks >= 1 and num_ranks % (size * stride) == 0):
+            object.__setattr__(self, "_hash", hash((size, stride, num_ranks)))
             return  # the checks below pass: the common case without their calls
         self._check_fields()
+        object.__setattr__(self, "_hash", hash((self.size, self.stride, self.num_ranks)))
+
+    def __hash__(self) -> int:
+        # the hash the dataclass would compute from its fields, once: groups key every price lookup
+        return self._hash
 
     def _check_fields(self) -> None:
         _require(isinstance(self.size, int) and self.size >= 1, "group.size", self.size, "must be an integer >= 1")

@@ -1,5 +1,5 @@
 """`GroupLayout` and `CollectiveCall` check their common case without calls; every case of a grid gives
-the same record or the same error as the checks in the order they had before (the reference below)."""
+the same record (and hash) or the same error as the checks in the order they had before (the reference below)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def reference_group(size, stride, num_ranks):
     span = size * stride
     _require(isinstance(num_ranks, int) and num_ranks >= 1 and num_ranks % span == 0, "group.num_ranks", num_ranks,
              f"must be a positive multiple of size x stride = {size} x {stride} = {span}")
-    return size, stride, num_ranks
+    return size, stride, num_ranks, hash((size, stride, num_ranks))
 
 
 def reference_call(op, size_bytes, group, phase, count, root):
@@ -41,7 +41,7 @@ def outcome(make, *args):
 
 def made_group(size, stride, num_ranks):
     group = GroupLayout(size, stride, num_ranks)
-    return group.size, group.stride, group.num_ranks
+    return group.size, group.stride, group.num_ranks, hash(group)
 
 
 def made_call(op, size_bytes, group, phase, count, root):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from operator import attrgetter, mul
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class _Pipeline:
         if v > 1:  # the schedule sends nothing from the last chunk's forward or chunk 0's backward
             return not (self.costs.forward[-1].send_ops or self.costs.backward[0].send_ops)
         lags = [cost.lag_s for cost in self.costs.forward[:-1]] + [cost.lag_s for cost in self.costs.backward[1:]]
-        if not all(math.isfinite(lag) for lag in lags):
+        if not all(map(math.isfinite, lags)):
             return False
         if self.overlap:  # the last micro-batch's backward is expanded; its hand-over must not move
             for chunk, cost in enumerate(self.costs.backward):
@@ -89,7 +90,7 @@ class _Pipeline:
         p, v = self.stages, self.virtual
 
         def table(costs: tuple[StepCost, ...], field: str) -> np.ndarray:
-            return np.array([getattr(cost, field) for cost in costs], dtype=float).reshape(v, p)
+            return np.array(list(map(attrgetter(field), costs)), dtype=float).reshape(v, p)
 
         forward, backward = self.costs.forward, self.costs.backward
         if v == 1:
@@ -232,13 +233,15 @@ def _count(groups: dict[str, list], ops: list[tuple], runs: int) -> None:
 
 def _sums(key: str, items: list) -> tuple:
     """`CollectiveBreakdown`'s fields up to `compute_s`, each sum taken over the items in order."""
-    first = items[0][0]
-    return (key, first.op.value, "+".join(dict.fromkeys([estimate.algorithm for _, estimate, _ in items])),
-            sum([runs for _, _, runs in items]), sum([task.size_bytes * runs for task, _, runs in items]),
-            first.group.size, sum([estimate.time_s * runs for _, estimate, runs in items]),
-            sum([estimate.latency_s * runs for _, estimate, runs in items]),
-            sum([estimate.transfer_s * runs for _, estimate, runs in items]),
-            sum([estimate.compute_s * runs for _, estimate, runs in items]))
+    tasks, estimates, runs = zip(*items)  # map and zip rather than comprehensions: no Python frame per sum
+    return (key, tasks[0].op._value_, "+".join(dict.fromkeys(map(_ALGORITHM, estimates))), sum(runs),
+            sum(map(mul, map(_SIZE, tasks), runs)), tasks[0].group.size,
+            sum(map(mul, map(_TIME, estimates), runs)), sum(map(mul, map(_LATENCY, estimates), runs)),
+            sum(map(mul, map(_TRANSFER, estimates), runs)), sum(map(mul, map(_COMPUTE, estimates), runs)))
+
+
+_ALGORITHM, _SIZE, _TIME = attrgetter("algorithm"), attrgetter("size_bytes"), attrgetter("time_s")
+_LATENCY, _TRANSFER, _COMPUTE = attrgetter("latency_s"), attrgetter("transfer_s"), attrgetter("compute_s")
 
 
 __all__ = ["analytic_iteration"]

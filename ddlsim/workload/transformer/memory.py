@@ -142,8 +142,10 @@ def chunks_in_flight(stage: int, layout: ParallelLayout, micro_batches: int) -> 
 def peak_in_flight(weights: tuple[float, ...], stage: int, pipeline: int, micro_batches: int) -> float:
     """The most that the forwards done minus the backwards done hold on stage `stage`, one forward
     of its chunk i holding `weights[i]` (the module docstring); memoised per process."""
-    if len(weights) == 1:  # no interleaving: a few operations, cheaper than the memo's key
-        return _peak_in_flight(weights, stage, pipeline, micro_batches)
+    if len(weights) == 1:  # no interleaving: `_peak_in_flight`'s first two cases, inline
+        if min(pipeline - stage - 1, micro_batches) + 1 >= micro_batches:
+            return micro_batches * sum(weights)
+        return (min(pipeline - stage - 1, micro_batches) + 1) * weights[0]
     key = (weights, stage, pipeline, micro_batches)
     return PROCESS_CACHES.memo("peak in flight", maxsize=8192).get_or_make(key, lambda: _peak_in_flight(*key))
 

@@ -23,7 +23,7 @@ op by op.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from operator import attrgetter, mul
 
 import numpy as np
@@ -160,18 +160,16 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
         _count(groups, ops, m)
     _count(groups, _keyed(tail.focus_ops), 1)
     sums = [_sums(key, items) for key, items in groups.items()]
-    runs: dict[int, list] = {}  # id -> [the step, how many chunks run it], in the order first seen
-    for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
-        entry = runs.get(id(cost))
-        if entry is None:
-            runs[id(cost)] = [cost, 1]
-        else:
-            entry[1] += 1
+    every_cost = (*pipeline.costs.forward, *pipeline.costs.backward)
+    every_id = list(map(id, every_cost))
+    steps = dict(zip(every_id, every_cost))
+    runs = Counter(every_id)  # id -> how many chunks run the step, in the order first seen
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
     num_ops = tail.num_ops
-    backward_ids = {id(cost) for cost in pipeline.costs.backward}
-    for ident, (cost, count) in runs.items():
+    backward_ids = set(map(id, pipeline.costs.backward))
+    for ident, count in runs.items():
+        cost = steps[ident]
         devices.update(dict.fromkeys(cost.devices))
         num_ops += m * count * len(cost.ops)
         for source, time_s in cost.compute_by_source_s:

@@ -94,7 +94,7 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
     every = np.ones(p, dtype=bool)
     pending = False  # some stage waits for its gradient buckets (`waiting` above -inf somewhere)
     for block, mask in zip(pipeline.steps.tail, masks, strict=True):
-        members = p if mask is None else int(mask.sum())
+        members = p if mask is None else np.count_nonzero(mask)  # the count mask.sum() gives, without its Python
         if not members:
             continue
         for task in block.tasks:

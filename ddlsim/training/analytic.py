@@ -132,8 +132,9 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
         return None
     p, m = pipeline.stages, pipeline.micro
     pairs = tuple(zip(pipeline.costs.forward, pipeline.costs.backward, strict=True))  # chunk g p + s: row g
-    stream = m * np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
-    compute = m * np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
+    # m x the per-stage sum over chunk rows: ndarray.sum(axis=0) is np.add.reduce(axis=0) behind a Python wrapper
+    stream = m * _SUM(np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p), axis=0)
+    compute = m * _SUM(np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p), axis=0)
     masks = tail_masks(pipeline.steps.tail, p)
     busy = compute + tail_compute(pipeline.steps.tail, pricer, p, masks)
     focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
@@ -149,7 +150,7 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
 def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np.ndarray,
              focus: int | None) -> IterationSummary:
     m = pipeline.micro
-    iteration_s = float(tail.end_s.max())
+    iteration_s = float(_MAX(tail.end_s, axis=None))
     groups: dict[str, list] = {}
     stage = 0 if focus is None else focus
     keyed: dict[int, list] = {}  # id(step) -> its collective ops with their column keys
@@ -180,7 +181,7 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     for source, time_s in tail.by_source.items():
         by_source[source] += time_s
     devices.update(tail.devices)
-    compute_s = float(busy.max())
+    compute_s = float(_MAX(busy, axis=None))
     comm_s = sum([item[6] for item in sums])
     bubble_s = 0.0
     if focus is not None:
@@ -238,6 +239,7 @@ def _sums(key: str, items: list) -> tuple:
             sum(map(mul, map(_TRANSFER, estimates), runs)), sum(map(mul, map(_COMPUTE, estimates), runs)))
 
 
+_SUM, _MAX = np.add.reduce, np.maximum.reduce  # what ndarray.sum and ndarray.max call, without their wrappers
 _ALGORITHM, _SIZE, _TIME = attrgetter("algorithm"), attrgetter("size_bytes"), attrgetter("time_s")
 _LATENCY, _TRANSFER, _COMPUTE = attrgetter("latency_s"), attrgetter("transfer_s"), attrgetter("compute_s")
 

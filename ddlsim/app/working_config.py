@@ -87,7 +87,7 @@ class WorkingConfig:
                 return None
             group, _, field = item.key_or_group.partition(".")
             last[(group, field)] = index
-            nodes.append(((group, field), node))
+            nodes.append(((group, field), node, value))
         if self._changed_nodes:
             self._restore_leaves()
             for key in self._changed_nodes:
@@ -97,12 +97,12 @@ class WorkingConfig:
             return self.with_leaves(values)
         for key in [key for key in self._applied if key not in last]:
             self._restore_leaf(key)
-        for index, (item, (key, node)) in enumerate(zip(values, nodes, strict=True)):
+        for index, (item, (key, node, value)) in enumerate(zip(values, nodes, strict=True)):
             if last[key] == index and self._applied.get(key) == item.input_line:
                 continue
             self._changed_leaves.setdefault(key, node._value())
             try:
-                node._set_value(item.value())
+                node._set_value(value)  # item.value(), converted above: a line always converts alike
             except Exception:  # noqa: BLE001 (any refusal: composition's path raises the CLI's error for it)
                 self._restore_leaves()
                 return None

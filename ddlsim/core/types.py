@@ -93,7 +93,10 @@ class Precision(StrEnum):
 
     @property
     def bytes_per_element(self) -> int:
-        return {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}[self.value]
+        return _BYTES_PER_ELEMENT[self._value_]  # _value_: no call through the enum's value property
+
+
+_BYTES_PER_ELEMENT = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 
 
 class ComputeSource(StrEnum):
@@ -123,6 +126,19 @@ class GroupLayout:
     num_ranks: int | None = None
 
     def __post_init__(self) -> None:
+        size, stride, num_ranks = self.size, self.stride, self.num_ranks
+        if (type(size) is int and size >= 1 and type(stride) is int and stride >= 1
+                and type(num_ranks) is int and num_ranks >= 1 and num_ranks % (size * stride) == 0):
+            object.__setattr__(self, "_hash", hash((size, stride, num_ranks)))
+            return  # the checks below pass: the common case without their calls
+        self._check_fields()
+        object.__setattr__(self, "_hash", hash((self.size, self.stride, self.num_ranks)))
+
+    def __hash__(self) -> int:
+        # the hash the dataclass would compute from its fields, once: groups key every price lookup
+        return self._hash
+
+    def _check_fields(self) -> None:
         _require(isinstance(self.size, int) and self.size >= 1, "group.size", self.size, "must be an integer >= 1")
         _require(isinstance(self.stride, int) and self.stride >= 1, "group.stride", self.stride,
                  "must be an integer >= 1")
@@ -183,14 +199,22 @@ class CollectiveCall:
     root: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "op", CollectiveOp(self.op))
-        object.__setattr__(self, "phase", Phase(self.phase))
+        if type(self.op) is not CollectiveOp:
+            object.__setattr__(self, "op", CollectiveOp(self.op))
+        if type(self.phase) is not Phase:
+            object.__setattr__(self, "phase", Phase(self.phase))
+        size_bytes, count, group_size = self.size_bytes, self.count, self.group.size
+        if not (type(size_bytes) is int and size_bytes >= 0 and type(count) is int and count >= 1
+                and 0 <= self.root < group_size):
+            self._check_fields()
+        if self.op is CollectiveOp.SEND_RECV:
+            _require(group_size == 2, "group.size", group_size, "send_recv needs a group of 2")
+
+    def _check_fields(self) -> None:
         _require(isinstance(self.size_bytes, int) and self.size_bytes >= 0, "size_bytes", self.size_bytes,
                  "must be an integer >= 0")
         _require(isinstance(self.count, int) and self.count >= 1, "count", self.count, "must be an integer >= 1")
         _require(0 <= self.root < self.group.size, "root", self.root, f"must be in [0, {self.group.size})")
-        if self.op is CollectiveOp.SEND_RECV:
-            _require(self.group.size == 2, "group.size", self.group.size, "send_recv needs a group of 2")
 
 
 def _check_times(record: object, *names: str) -> None:

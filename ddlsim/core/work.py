@@ -183,7 +183,9 @@ class TaskBlock:
     def __post_init__(self) -> None:
         if type(self.tasks) is not tuple:
             object.__setattr__(self, "tasks", tuple(self.tasks))
-        _require(isinstance(self.repeat, int) and self.repeat >= 1, "repeat", self.repeat, "must be an integer >= 1")
+        if not (type(self.repeat) is int and self.repeat >= 1):
+            _require(isinstance(self.repeat, int) and self.repeat >= 1, "repeat", self.repeat,
+                     "must be an integer >= 1")
         if type(self.stages) is not tuple:
             object.__setattr__(self, "stages", tuple(self.stages))
         if _increasing(self.stages):

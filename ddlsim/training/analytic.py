@@ -23,7 +23,8 @@ op by op.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
+from operator import attrgetter, mul
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class _Pipeline:
         if v > 1:  # the schedule sends nothing from the last chunk's forward or chunk 0's backward
             return not (self.costs.forward[-1].send_ops or self.costs.backward[0].send_ops)
         lags = [cost.lag_s for cost in self.costs.forward[:-1]] + [cost.lag_s for cost in self.costs.backward[1:]]
-        if not all(math.isfinite(lag) for lag in lags):
+        if not all(map(math.isfinite, lags)):
             return False
         if self.overlap:  # the last micro-batch's backward is expanded; its hand-over must not move
             for chunk, cost in enumerate(self.costs.backward):
@@ -89,7 +90,7 @@ class _Pipeline:
         p, v = self.stages, self.virtual
 
         def table(costs: tuple[StepCost, ...], field: str) -> np.ndarray:
-            return np.array([getattr(cost, field) for cost in costs], dtype=float).reshape(v, p)
+            return np.array(list(map(attrgetter(field), costs)), dtype=float).reshape(v, p)
 
         forward, backward = self.costs.forward, self.costs.backward
         if v == 1:
@@ -131,8 +132,9 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
         return None
     p, m = pipeline.stages, pipeline.micro
     pairs = tuple(zip(pipeline.costs.forward, pipeline.costs.backward, strict=True))  # chunk g p + s: row g
-    stream = m * np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
-    compute = m * np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p).sum(axis=0)
+    # m x the per-stage sum over chunk rows: ndarray.sum(axis=0) is np.add.reduce(axis=0) behind a Python wrapper
+    stream = m * _SUM(np.array([f.duration_s + b.duration_s for f, b in pairs]).reshape(pipeline.virtual, p), axis=0)
+    compute = m * _SUM(np.array([f.compute_s + b.compute_s for f, b in pairs]).reshape(pipeline.virtual, p), axis=0)
     masks = tail_masks(pipeline.steps.tail, p)
     busy = compute + tail_compute(pipeline.steps.tail, pricer, p, masks)
     focus = int(np.argmax(busy))  # the first of equals, as timeline._focus_stage picks
@@ -148,7 +150,7 @@ def analytic_iteration(workload: Workload, pricer: Pricer, settings: TrainingSet
 def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np.ndarray,
              focus: int | None) -> IterationSummary:
     m = pipeline.micro
-    iteration_s = float(tail.end_s.max())
+    iteration_s = float(_MAX(tail.end_s, axis=None))
     groups: dict[str, list] = {}
     stage = 0 if focus is None else focus
     keyed: dict[int, list] = {}  # id(step) -> its collective ops with their column keys
@@ -159,18 +161,16 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
         _count(groups, ops, m)
     _count(groups, _keyed(tail.focus_ops), 1)
     sums = [_sums(key, items) for key, items in groups.items()]
-    runs: dict[int, list] = {}  # id -> [the step, how many chunks run it], in the order first seen
-    for cost in (*pipeline.costs.forward, *pipeline.costs.backward):
-        entry = runs.get(id(cost))
-        if entry is None:
-            runs[id(cost)] = [cost, 1]
-        else:
-            entry[1] += 1
+    every_cost = (*pipeline.costs.forward, *pipeline.costs.backward)
+    every_id = list(map(id, every_cost))
+    steps = dict(zip(every_id, every_cost))
+    runs = Counter(every_id)  # id -> how many chunks run the step, in the order first seen
     by_source: dict[str, float] = defaultdict(float)
     devices: dict[str, None] = {}
     num_ops = tail.num_ops
-    backward_ids = {id(cost) for cost in pipeline.costs.backward}
-    for ident, (cost, count) in runs.items():
+    backward_ids = set(map(id, pipeline.costs.backward))
+    for ident, count in runs.items():
+        cost = steps[ident]
         devices.update(dict.fromkeys(cost.devices))
         num_ops += m * count * len(cost.ops)
         for source, time_s in cost.compute_by_source_s:
@@ -181,7 +181,7 @@ def _summary(pipeline: _Pipeline, tail: TailResult, busy: np.ndarray, stream: np
     for source, time_s in tail.by_source.items():
         by_source[source] += time_s
     devices.update(tail.devices)
-    compute_s = float(busy.max())
+    compute_s = float(_MAX(busy, axis=None))
     comm_s = sum([item[6] for item in sums])
     bubble_s = 0.0
     if focus is not None:
@@ -232,13 +232,16 @@ def _count(groups: dict[str, list], ops: list[tuple], runs: int) -> None:
 
 def _sums(key: str, items: list) -> tuple:
     """`CollectiveBreakdown`'s fields up to `compute_s`, each sum taken over the items in order."""
-    first = items[0][0]
-    return (key, first.op.value, "+".join(dict.fromkeys([estimate.algorithm for _, estimate, _ in items])),
-            sum([runs for _, _, runs in items]), sum([task.size_bytes * runs for task, _, runs in items]),
-            first.group.size, sum([estimate.time_s * runs for _, estimate, runs in items]),
-            sum([estimate.latency_s * runs for _, estimate, runs in items]),
-            sum([estimate.transfer_s * runs for _, estimate, runs in items]),
-            sum([estimate.compute_s * runs for _, estimate, runs in items]))
+    tasks, estimates, runs = zip(*items)  # map and zip rather than comprehensions: no Python frame per sum
+    return (key, tasks[0].op._value_, "+".join(dict.fromkeys(map(_ALGORITHM, estimates))), sum(runs),
+            sum(map(mul, map(_SIZE, tasks), runs)), tasks[0].group.size,
+            sum(map(mul, map(_TIME, estimates), runs)), sum(map(mul, map(_LATENCY, estimates), runs)),
+            sum(map(mul, map(_TRANSFER, estimates), runs)), sum(map(mul, map(_COMPUTE, estimates), runs)))
+
+
+_SUM, _MAX = np.add.reduce, np.maximum.reduce  # what ndarray.sum and ndarray.max call, without their wrappers
+_ALGORITHM, _SIZE, _TIME = attrgetter("algorithm"), attrgetter("size_bytes"), attrgetter("time_s")
+_LATENCY, _TRANSFER, _COMPUTE = attrgetter("latency_s"), attrgetter("transfer_s"), attrgetter("compute_s")
 
 
 __all__ = ["analytic_iteration"]

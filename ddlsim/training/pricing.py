@@ -36,7 +36,7 @@ PRICE_NEUTRAL_TASK_FIELDS = frozenset({"count"})
 def _key_of(record_type: type, neutral: frozenset[str]) -> Callable[[Any], tuple[Any, ...]]:
     names = [item.name for item in dataclasses.fields(record_type) if item.name not in neutral]
     getter = operator.attrgetter(*names)
-    return (lambda record: getter(record)) if len(names) > 1 else (lambda record: (getter(record),))
+    return getter if len(names) > 1 else (lambda record: (getter(record),))  # attrgetter of 2+ names: a tuple
 
 
 _call_key = _key_of(CollectiveCall, PRICE_NEUTRAL_CALL_FIELDS)

@@ -17,6 +17,7 @@ from ddlsim.training.settings import TrainingSettings
 from ddlsim.training.simulate import TrainingResult, simulate_training
 
 _ESTIMATORS = Memo("training.estimators", 4)  # few: a large fabric's estimator holds its step prices
+PRICES_KEPT = 4096  # single collective calls priced per estimator (a sweep's sizes and groups)
 
 
 def _lone_rank(call: CollectiveCall, fabric: Any) -> CollectiveEstimate:
@@ -41,6 +42,12 @@ def network_timer(fabric: Any, algorithm: Any, reduction: Any = None) -> Collect
     `reduction` prices the local reductions inside collectives (a `ReductionModel`; None
     leaves them out). The estimator caches schedules and prices across calls.
     """
+    return estimator_timer(_estimator_entry(fabric, algorithm, reduction)[2], fabric)
+
+
+def _estimator_entry(fabric: Any, algorithm: Any, reduction: Any) -> tuple[Any, Any, Any, Memo]:
+    """(fabric, algorithm, their estimator, the prices of single calls it gave) for `network_timer` and
+    `train_on_fabric`."""
     from ddlsim.network import CollectiveEstimator
 
     # The same fabric and algorithm objects (a `ddlsim.Session` reuses them) share one estimator, so
@@ -48,8 +55,9 @@ def network_timer(fabric: Any, algorithm: Any, reduction: Any = None) -> Collect
     key = (id(fabric), id(algorithm), reduction)
     entry = _ESTIMATORS.get(key)
     if entry is None:
-        entry = _ESTIMATORS.put(key, (fabric, algorithm, CollectiveEstimator(fabric, algorithm, reduction)))
-    return estimator_timer(entry[2], fabric)
+        prices = Memo("training.collective prices", PRICES_KEPT)
+        entry = _ESTIMATORS.put(key, (fabric, algorithm, CollectiveEstimator(fabric, algorithm, reduction), prices))
+    return entry
 
 
 def estimator_timer(estimator: Any, fabric: Any) -> CollectiveTimer:
@@ -74,5 +82,8 @@ def train_on_fabric(model: Any, parallel: Any, device: Any, compute_model: Any, 
                     settings: TrainingSettings | None = None) -> TrainingResult:
     """Build `model`'s workload for `device`'s memory, price it on `fabric`, and time the training."""
     workload = model.build_workload(parallel, device.memory_bytes)
-    pricer = Pricer(network_timer(fabric, algorithm, reduction_model(device)), compute_timer(compute_model))
+    _, _, estimator, prices = _estimator_entry(fabric, algorithm, reduction_model(device))
+    # A call's price is a function of its priced fields and the estimator alone (`Pricer`), so the runs
+    # on one estimator share the prices of their calls, as the estimator's own caches do, at less cost.
+    pricer = Pricer(estimator_timer(estimator, fabric), compute_timer(compute_model), _collectives=prices)
     return simulate_training(workload, pricer, settings or TrainingSettings(), fabric=fabric, device=device)

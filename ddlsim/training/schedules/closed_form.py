@@ -36,6 +36,8 @@ PERIODIC_TOLERANCE = 1e-12
 # Rounds stepped before the closed form of the steady rounds takes over (most pipelines settle
 # within them; `_steady_diagonal` costs a few p x p array operations).
 SETTLING_ROUNDS = 4
+# np.max / ndarray.max and min call these reductions with the same arguments, through Python wrappers
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 
 
 def _descend(u: np.ndarray, backward: np.ndarray, handover: np.ndarray) -> np.ndarray:
@@ -88,8 +90,9 @@ def one_f_one_b_ends(forward_s: np.ndarray, backward_s: np.ndarray, forward_lag_
         reached = round_index - last_pair  # rounds of the cool-down diagonal already known
         if 0 <= reached < stages:
             diagonal[reached] = v[reached]
-        spread = max(moved_u.max(), moved_v.max()) - min(moved_u.min(), moved_v.min())
-        if spread <= PERIODIC_TOLERANCE * max(float(np.abs(v).max()), 1.0):
+        spread = max(_MAX(moved_u, axis=None), _MAX(moved_v, axis=None)) - min(_MIN(moved_u, axis=None),
+                                                                          _MIN(moved_v, axis=None))
+        if spread <= PERIODIC_TOLERANCE * max(float(_MAX(np.abs(v), axis=None)), 1.0):
             rounds = np.arange(stages)
             pending = last_pair + rounds > round_index
             diagonal[pending] = v[pending] + (last_pair + rounds[pending] - round_index) * float(moved_v[-1])
@@ -131,12 +134,12 @@ def _steady_diagonal(u0: np.ndarray, v0: np.ndarray, forward: np.ndarray, backwa
     below = r < t
     from_v = v0[r] + forward[r] + climb[t] - climb[r] + backward[t] - (t - r + 1) * rate[t]
     from_u = u0[r] + climb[t] - climb[r] + backward[t] - (t - r) * rate[t]
-    entry = np.maximum(v0, np.max(np.where(below, np.maximum(from_v, from_u), -np.inf), axis=0))
+    entry = np.maximum(v0, _MAX(np.where(below, np.maximum(from_v, from_u), -np.inf), axis=0))
     stay, target = r, t  # exit_[t, s]: from staying on t to v_s
     exit_ = np.where(target <= stay, fall[stay] - fall[target],
                      forward[stay] + climb[target] - climb[stay] + backward[target] - (target - stay + 1) * rate[stay])
     rounds = last_pair + np.arange(stages)
-    return np.max(entry[:, None] + rounds[None, :] * rate[:, None] + exit_, axis=0)
+    return _MAX(entry[:, None] + rounds[None, :] * rate[:, None] + exit_, axis=0)
 
 
 def _cool_down(diagonal: np.ndarray, backward: np.ndarray, lag_b: np.ndarray) -> np.ndarray:
@@ -149,4 +152,4 @@ def _cool_down(diagonal: np.ndarray, backward: np.ndarray, lag_b: np.ndarray) ->
     ranged = np.where(upper, backward[None, :], -np.inf)
     widest = np.maximum.accumulate(ranged, axis=1)  # max_{s<=u<=r} B_u
     value = (diagonal + prefix)[None, :] - prefix[:, None] + (stages - 1 - index)[None, :] * widest
-    return np.max(np.where(upper, value, -np.inf), axis=1)
+    return _MAX(np.where(upper, value, -np.inf), axis=1)

@@ -167,13 +167,9 @@ def chunk_steps(steps: PipelineSteps, chunks: int, pricer: Pricer) -> ChunkSteps
     seen: dict[int, tuple] = {}  # the blocks' priced ops by id, while `steps` holds them
 
     def costs(blocks: tuple[TaskBlock, ...]) -> tuple[StepCost, ...]:
-        cache: dict[tuple[int, ...], StepCost] = {}
-        out = []
-        for members in _members(blocks, chunks):
-            cost = cache.get(members)
-            if cost is None:
-                cost = cache[members] = step_cost(tuple(blocks[i] for i in members), pricer, seen)
-            out.append(cost)
-        return tuple(out)
+        every_members = _members(blocks, chunks)
+        cache = {members: step_cost(tuple(map(blocks.__getitem__, members)), pricer, seen)
+                 for members in dict.fromkeys(every_members)}  # priced in the order first met
+        return tuple(map(cache.__getitem__, every_members))
 
     return ChunkSteps(costs(steps.forward), costs(steps.backward))

@@ -27,6 +27,7 @@ from ddlsim.training.timeline import ROUNDING
 
 # Stage masks kept (a block's stages and the pipeline depth).
 MASKS_KEPT = 256
+_MAX = np.maximum.reduce  # what ndarray.max and np.max call, without their Python wrappers
 
 
 @dataclass
@@ -94,7 +95,7 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
     every = np.ones(p, dtype=bool)
     pending = False  # some stage waits for its gradient buckets (`waiting` above -inf somewhere)
     for block, mask in zip(pipeline.steps.tail, masks, strict=True):
-        members = p if mask is None else int(mask.sum())
+        members = p if mask is None else np.count_nonzero(mask)  # the count mask.sum() gives, without its Python
         if not members:
             continue
         for task in block.tasks:
@@ -109,9 +110,9 @@ def run_tail(workload: Workload, pricer: Pricer, pipeline, end: np.ndarray, last
             start = free if mask is None else free[mask]  # the member stages' free times (whole array: all)
             if collective and is_cross_stage(task, stage_ranks):
                 estimate = pricer.collective(task)
-                ready = float(start.max())
+                ready = float(_MAX(start, axis=None))
                 if pending:
-                    ready = max(ready, float((waiting if mask is None else waiting[mask]).max()))
+                    ready = max(ready, float(_MAX(waiting if mask is None else waiting[mask], axis=None)))
                     pending = _consume(waiting, mask)
                 start = np.maximum(start, ready)
             else:
@@ -178,7 +179,7 @@ def _buckets(result: TailResult, pipeline, pricer: Pricer, call: CollectiveCall,
         else:
             groups, offsets = release
             ready = last_backward[rows][:, groups] + offsets
-        chain_end = np.maximum(dp_free[rows] + after[0], np.max(ready + after[:-1], axis=1))
+        chain_end = np.maximum(dp_free[rows] + after[0], _MAX(ready + after[:-1], axis=1))
         if focus in members:
             clock = float(dp_free[focus])
             row = members.index(focus)

@@ -142,8 +142,10 @@ def chunks_in_flight(stage: int, layout: ParallelLayout, micro_batches: int) -> 
 def peak_in_flight(weights: tuple[float, ...], stage: int, pipeline: int, micro_batches: int) -> float:
     """The most that the forwards done minus the backwards done hold on stage `stage`, one forward
     of its chunk i holding `weights[i]` (the module docstring); memoised per process."""
-    if len(weights) == 1:  # no interleaving: a few operations, cheaper than the memo's key
-        return _peak_in_flight(weights, stage, pipeline, micro_batches)
+    if len(weights) == 1:  # no interleaving: `_peak_in_flight`'s first two cases, inline
+        if min(pipeline - stage - 1, micro_batches) + 1 >= micro_batches:
+            return micro_batches * sum(weights)
+        return (min(pipeline - stage - 1, micro_batches) + 1) * weights[0]
     key = (weights, stage, pipeline, micro_batches)
     return PROCESS_CACHES.memo("peak in flight", maxsize=8192).get_or_make(key, lambda: _peak_in_flight(*key))
 
@@ -218,6 +220,8 @@ def _chunk_weights(shape: DecoderShape, layout: ParallelLayout, stage: int, per_
 
 def _chunk_kinds(shape: DecoderShape, layout: ParallelLayout) -> tuple[tuple[int, int], ...]:
     counts = layout.layers_of_chunks(shape.layers)
+    if shape.moe is None:  # what layer_counts gives every chunk without experts
+        return tuple(zip(counts, [0] * len(counts)))
     return tuple(shape.layer_counts(first, count) for first, count in zip(chunk_offsets(counts), counts, strict=True))
 
 
@@ -297,7 +301,7 @@ def check_fits(stages: tuple[StageMemory, ...], layout: ParallelLayout, options:
     """Raise `InfeasibleError` naming the first stage that does not fit, and by how much."""
     show = units.format_size_bytes
     for memory in stages:
-        if memory.total_bytes > memory_bytes:
+        if memory.state_bytes + memory.activation_bytes > memory_bytes:  # total_bytes, without its call
             raise InfeasibleError(
                 f"pipeline stage {memory.stage} needs {show(memory.total_bytes)} per GPU, "
                 f"{show(memory.total_bytes - memory_bytes)} more than the device's {show(memory_bytes)}: "
@@ -309,4 +313,4 @@ def check_fits(stages: tuple[StageMemory, ...], layout: ParallelLayout, options:
 
 
 def memory_per_gpu(stages: tuple[StageMemory, ...]) -> tuple[int, ...]:
-    return tuple(math.ceil(memory.total_bytes) for memory in stages)
+    return tuple([math.ceil(memory.state_bytes + memory.activation_bytes) for memory in stages])  # total_bytes

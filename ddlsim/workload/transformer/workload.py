@@ -26,20 +26,38 @@ from ddlsim.workload.transformer.collectives import LayerCollectives
 from ddlsim.workload.transformer.layer import ACTIVATION_BYTES
 from ddlsim.workload.transformer.megatron2021_blocks import megatron2021_blocks, megatron2021_plan_fields
 from ddlsim.workload.transformer.megatron2021_plan import Megatron2021Model, partition_megatron2021
+from ddlsim.workload.transformer.memory import StageMemory
 from ddlsim.workload.transformer.plan import DecoderPlan, partition_decoder
 from ddlsim.workload.transformer.shape import DecoderShape
 from ddlsim.workload.transformer.stages import describe
+
+
+def _stage_maxima(stages: tuple[StageMemory, ...]) -> tuple[StageMemory, float, float]:
+    """(the first stage holding the most parameters, the most state bytes, the most activation bytes) in
+    one pass; each comparison is the one `max` makes, so ties and the values are max's."""
+    busiest = stages[0]
+    most_params, most_state_bytes, most_activation_bytes = busiest.params, busiest.state_bytes, busiest.activation_bytes
+    for memory in stages[1:]:
+        params = memory.dense_params + memory.expert_params  # StageMemory.params
+        if params > most_params:
+            busiest, most_params = memory, params
+        if memory.state_bytes > most_state_bytes:
+            most_state_bytes = memory.state_bytes
+        if memory.activation_bytes > most_activation_bytes:
+            most_activation_bytes = memory.activation_bytes
+    return busiest, most_state_bytes, most_activation_bytes
 
 
 def plan_fields(plan: DecoderPlan, precision: Precision, grad_precision: Precision) -> dict[str, object]:
     shape, layer, layout = plan.shape, plan.shape.layer, plan.layout
     calls = LayerCollectives(shape, layout, plan.micro_batch, sequence_parallel=plan.options.sequence_parallel,
                              zero=plan.options.zero, precision=precision, grad_precision=grad_precision)
-    busiest = max(plan.stages, key=lambda memory: memory.params)
+    busiest, most_state_bytes, most_activation_bytes = _stage_maxima(plan.stages)
+    stage_layers = plan.stage_layers
     tokens = query_tokens(shape, plan.micro_batch, layout.cp)
     fields: dict[str, object] = {
         "params_total": shape.params(),
-        "params_per_gpu": plan.params_per_gpu,
+        "params_per_gpu": busiest.params,  # plan.params_per_gpu
         "tp_degree": plan.tp,
         "dp_degree": plan.dp,
         "pp_degree": plan.pp,
@@ -59,14 +77,14 @@ def plan_fields(plan: DecoderPlan, precision: Precision, grad_precision: Precisi
         "pp_message_bytes": ACTIVATION_BYTES * tokens * layer.d_model if plan.pp > 1 else 0,
         "cp_message_bytes": calls.kv_chunk_bytes if plan.cp > 1 else 0,
         "memory_per_gpu_bytes": plan.memory_per_gpu_bytes,
-        "model_state_bytes": round(max(memory.state_bytes for memory in plan.stages)),
-        "activation_bytes": round(max(memory.activation_bytes for memory in plan.stages)),
+        "model_state_bytes": round(most_state_bytes),
+        "activation_bytes": round(most_activation_bytes),
         "d_model": layer.d_model,
         "heads": layer.heads,
         "kv_heads": shape.kv_heads,
         "layers": shape.layers,
-        "layers_per_stage": plan.layers_per_stage,
-        "stage_layers": describe(plan.stage_layers),
+        "layers_per_stage": max(stage_layers),  # plan.layers_per_stage
+        "stage_layers": describe(stage_layers),
         "ffn_hidden": layer.ffn_hidden,
         "seq_len": layer.seq_len,
         "vocab": shape.vocab,

@@ -16,7 +16,6 @@ from typing import Any
 from omegaconf import MISSING
 
 from ddlsim.app.assumptions import AssumptionsConfig
-from ddlsim.app.lazy_store import lazy_config_node
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.core.options import SCHEMA_OPTIONS
 from ddlsim.core.registry import ALL_REGISTRIES
@@ -81,6 +80,8 @@ def register_configs() -> None:
     if _registered:
         return
     from hydra.core.config_store import ConfigStore
+
+    from ddlsim.app.lazy_store import lazy_config_node  # Hydra loads only where a config is composed
 
     store = ConfigStore.instance()
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")

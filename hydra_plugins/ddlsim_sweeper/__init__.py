@@ -5,7 +5,7 @@ It launches the jobs `ddlsim.app.sweep.callbacks.expand_sweep` lists (the basic 
 every key's values, in order, ``params`` first), in batches of ``max_batch_size``, checking each
 batch's configs before launching it, through `ddlsim.app.sweep.compose.ComposeOnceLoader`. Where the
 launcher is Hydra's basic one, the jobs run through `ddlsim.app.sweep.launch.launch_in_process` (the
-same jobs, files and callbacks, without Hydra's per-job config copies). Chosen
+same jobs, files and callbacks, with two of Hydra's per-job config copies left out). Chosen
 in ``configs/config.yaml`` (``override hydra/sweeper: ddlsim``); only public Hydra APIs are used.
 """
 
@@ -55,7 +55,7 @@ class DdlsimBasicSweeper(Sweeper):
         for start in range(0, len(jobs), size):
             batch = jobs[start:start + size]
             self.validate_batch_is_legal(batch)
-            if runs_in_process(self.config):  # Hydra's basic launcher, without its per-job copies
+            if runs_in_process(self.config):  # Hydra's basic launcher, with two per-job copies fewer
                 assert self.hydra_context is not None and self.task_function is not None
                 results = launch_in_process(self.config, self.hydra_context, self.task_function, batch, start)
             else:

@@ -1,10 +1,9 @@
-"""The jobs of a sweep, one after another in this process, without Hydra's per-job copies.
+"""The jobs of a sweep, one after another in this process, without two of Hydra's per-job config copies.
 
-Hydra's basic launcher runs each job through `hydra.core.utils.run_job`, which copies the job's
-whole config four times besides the copy the sweeper's check made: twice into the `HydraConfig`
-singleton (before and after it learns the job's output directory), once for the task (without its
-``hydra`` node) and once more for the ``.hydra/hydra.yaml`` it saves. A job of
-``experiment=ramp_megatron`` prices in about 0.1 s; those copies cost a fifth of that.
+Hydra's basic launcher runs each job through `hydra.core.utils.run_job`, which, besides the copy
+of the job's config the sweeper's check made, copies its ``hydra`` node three times (twice into the
+`HydraConfig` singleton, before and after it learns the job's output directory, and once more for
+the ``.hydra/hydra.yaml`` it saves) and the whole config once (the task's, without ``hydra``).
 
 `launch_in_process` does what the basic launcher and `run_job` do, in the same order, with the same
 log lines, callbacks, output directories, ``.hydra/`` files and job log files, and two copies

@@ -14,6 +14,8 @@ CPU time with wall time beside; the load average is the first and the last line.
 - one collective price (``estimate_collective``, superpod ring all-reduce of 1 GB on 1,024 ranks);
 - one training run through the Python API without Hydra (``ddlsim.run`` of a plain mapping);
 - ``ddlsim --help`` (target: 1.5 s or less);
+- a refused ``ddlsim experiment=single task=jobs task.num_jobs=1000000`` (issue 35: 2 s of CPU or less;
+  it exits with status 3, the status of an infeasible run);
 - one TAB of shell completion (Hydra's ``ddlsim -sc install=bash`` calls ``ddlsim -sc query=bash``
   with the line typed so far) for three lines: a group name, a group's options, a group's keys;
 - ``ddlsim``, the default job (experiment=quickstart: a sweep of 4 training runs, its CSV,
@@ -46,6 +48,7 @@ PRICE = ("from ddlsim import estimate_collective; "
 TRAINING_RUN = ("import ddlsim; ddlsim.run({'model': {'name': 'megatron', 'target_loss': 2.2}, 'parallel': {}, "
                 "'device': {'name': 'a100_80gb'}, 'compute': {}, 'fabric': {'name': 'ramp'}, "
                 "'collective': {'name': 'best'}, 'task': {'name': 'train'}, 'training': {}})")
+REFUSED_JOBS = ("experiment=single", "task=jobs", "task.num_jobs=1000000")
 COMPLETION_LINES = ("ddlsim fab", "ddlsim fabric=", "ddlsim fabric=ramp fabric.li")
 
 
@@ -62,6 +65,7 @@ class Row:
     times: list[float] = field(default_factory=list)
     cpu_times: list[float] = field(default_factory=list)
     target: str = ""
+    status: int = 0  # the exit status the command must end with
 
     def run(self, cwd: Path) -> None:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -69,7 +73,7 @@ class Row:
         done = subprocess.run(self.command, cwd=cwd, env={**os.environ, **self.env}, capture_output=True, text=True)
         elapsed = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode != 0 or (self.env.get("COMP_LINE") and not done.stdout.strip()):
+        if done.returncode != self.status or (self.env.get("COMP_LINE") and not done.stdout.strip()):
             raise SystemExit(f"{self.label} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         self.times.append(elapsed)
         self.cpu_times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -97,6 +101,7 @@ def rows(job_dir: Path) -> tuple[list[Row], Row]:
         Row("one collective price", python(PRICE)),
         Row("one training run, Python API (no Hydra)", python(TRAINING_RUN)),
         Row("ddlsim --help", [*ddlsim, "--help"], target="<= 1.5 s"),
+        Row("refused task=jobs task.num_jobs=1000000", [*ddlsim, *REFUSED_JOBS], target="CPU <= 2 s", status=3),
         *[Row(f"TAB: {line!r}", [*ddlsim, "-sc", "query=bash"], {"COMP_LINE": line, "COMP_POINT": str(len(line))})
           for line in COMPLETION_LINES],
     ]

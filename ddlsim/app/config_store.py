@@ -8,17 +8,14 @@ unknown key or a wrong type fails during composition, before any work starts.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import MISSING, OmegaConf
+from omegaconf import MISSING
 
 from ddlsim.app.assumptions import AssumptionsConfig
-from ddlsim.app.catalog import load_all
 from ddlsim.compute.model import ComputeConfig
 from ddlsim.core.options import SCHEMA_OPTIONS
 from ddlsim.core.registry import ALL_REGISTRIES
@@ -74,40 +71,27 @@ _registered = False
 
 
 def register_configs() -> None:
-    """Put the root schema and every registered option into Hydra's ConfigStore (idempotent)."""
+    """Put the root schema and every registered option into Hydra's ConfigStore (idempotent).
+
+    An option's node is made the first time Hydra loads it (`LazyConfigNode`), so that composing
+    ``fabric=ideal`` imports the ideal switch's module and no other fabric's; listing a group's
+    options (``--help``, completion, Hydra's "available options") reads only the names."""
     global _registered
     if _registered:
         return
     from hydra.core.config_store import ConfigStore
 
-    load_all()
+    from ddlsim.app.lazy_store import lazy_config_node  # Hydra loads only where a config is composed
+
     store = ConfigStore.instance()
     store.store(name=ROOT_SCHEMA_NAME, node=RootConfig, provider="ddlsim")
     for group, schema in (("parallel", ParallelConfig), ("compute", ComputeConfig), ("training", TrainingConfig)):
         store.store(group=group, name=SCHEMA_OPTIONS[group], node=schema, provider="ddlsim")
     for registry in ALL_REGISTRIES:
-        for entry in registry:
-            store.store(group=registry.group, name=entry.name, node=open_mappings(registry.config_node(entry.name)),
-                        provider="ddlsim")
+        options = store.repo.setdefault(registry.group, {})
+        for name in registry.names():
+            options[f"{name}.yaml"] = lazy_config_node(registry.group, name)
     _registered = True
-
-
-def open_mappings(node: Any) -> Any:
-    """An option's node with its mapping fields (``dict[str, ...]``: ``task.mix``, ``task.model_overrides``)
-    open to keys of the user's choosing, so that ``task.mix={a: 0.5, b: 0.5}`` merges as the docs write it
-    (Hydra's struct mode would ask for ``+task.mix=``). The entries' types are still checked; keys of
-    the schema itself stay closed."""
-    try:
-        hints = typing.get_type_hints(type(node))
-    except (NameError, TypeError):  # an annotation that does not resolve: leave the node as it is
-        return node
-    mappings = [item.name for item in dataclasses.fields(node) if typing.get_origin(hints.get(item.name)) is dict]
-    if not mappings:
-        return node
-    config = OmegaConf.structured(node)
-    for name in mappings:
-        OmegaConf.set_struct(config[name], False)
-    return config
 
 
 def register_sweeper() -> None:

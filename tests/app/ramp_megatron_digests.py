@@ -1,5 +1,5 @@
 """SHA-256 of what ``ddlsim experiment=ramp_megatron`` writes that a reader reads: the gathered CSVs
-and the figures (PNG and PDF). `tests/app/test_cli3_ramp_megatron_bytes.py` compares a fresh run with
+and the figures (PNG and PDF). `tests/app/test_ramp_megatron_bytes.py` compares a fresh run with
 the digests stored in ``tests/app/data/ramp_megatron_sha256.json``, which this module wrote by running
 the command of the branch's base commit (issue 34: the command made faster, its files byte-identical)::
 

@@ -10,7 +10,7 @@ log lines, callbacks, output directories, ``.hydra/`` files and job log files, a
 fewer: the `HydraConfig` singleton is set once and told the output directory in place, and
 ``hydra.yaml`` is written from it rather than from a copy of it. The ddlsim sweeper uses it where
 the sweep's launcher is Hydra's basic one; any other launcher (joblib, SLURM, Ray) runs as before.
-`tests/app/test_cli3_sweep_launch.py` holds the sweep directory equal, file by file, to the one
+`tests/app/test_sweep_launch_in_process.py` holds the sweep directory equal, file by file, to the one
 Hydra's own launcher writes.
 """
 

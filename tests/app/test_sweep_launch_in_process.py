@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import ddlsim.app.sweep.launch as launch
 from ddlsim.app.cli import main
 
@@ -38,7 +36,6 @@ def _files(sweep_dir):
             for path in sorted(sweep_dir.rglob("*")) if path.is_file() and path.name != ONLY_TIMES}
 
 
-@pytest.mark.slow
 def test_the_in_process_launch_writes_what_hydras_basic_launcher_writes(tmp_path, capsys, monkeypatch):
     # the same directory name under two parents, so that paths written into files compare equal
     ours_dir, hydras_dir = tmp_path / "ours" / "sweep", tmp_path / "hydras" / "sweep"

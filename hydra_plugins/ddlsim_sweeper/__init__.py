@@ -3,9 +3,7 @@
 Hydra instantiates sweepers only from the ``hydra_plugins`` namespace, so the class lives here.
 It launches the jobs `ddlsim.app.sweep.callbacks.expand_sweep` lists (the basic sweeper's: the product of
 every key's values, in order, ``params`` first), in batches of ``max_batch_size``, checking each
-batch's configs before launching it, through `ddlsim.app.sweep.compose.ComposeOnceLoader`. Where the
-launcher is Hydra's basic one, the jobs run through `ddlsim.app.sweep.launch.launch_in_process` (the
-same jobs, files and callbacks, with two of Hydra's per-job config copies left out). Chosen
+batch's configs before launching it, through `ddlsim.app.sweep.compose.ComposeOnceLoader`. Chosen
 in ``configs/config.yaml`` (``override hydra/sweeper: ddlsim``); only public Hydra APIs are used.
 """
 
@@ -29,13 +27,11 @@ class DdlsimBasicSweeper(Sweeper):
         self.config: DictConfig | None = None
         self.launcher: Any = None
         self.hydra_context: HydraContext | None = None
-        self.task_function: TaskFunction | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         from ddlsim.app.sweep.compose import ComposeOnceLoader
 
         self.config = config
-        self.task_function = task_function
         self.hydra_context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
                                           callbacks=hydra_context.callbacks)
         self.launcher = Plugins.instance().instantiate_launcher(
@@ -43,7 +39,6 @@ class DdlsimBasicSweeper(Sweeper):
 
     def sweep(self, arguments: list[str]) -> Any:
         from ddlsim.app.sweep.callbacks import expand_sweep
-        from ddlsim.app.sweep.launch import launch_in_process, runs_in_process
 
         assert self.config is not None and self.launcher is not None
         jobs = expand_sweep([*(f"{key}={value}" for key, value in self.params.items()), *arguments])
@@ -55,11 +50,7 @@ class DdlsimBasicSweeper(Sweeper):
         for start in range(0, len(jobs), size):
             batch = jobs[start:start + size]
             self.validate_batch_is_legal(batch)
-            if runs_in_process(self.config):  # Hydra's basic launcher, with two per-job copies fewer
-                assert self.hydra_context is not None and self.task_function is not None
-                results = launch_in_process(self.config, self.hydra_context, self.task_function, batch, start)
-            else:
-                results = self.launcher.launch(batch, initial_job_idx=start)
+            results = self.launcher.launch(batch, initial_job_idx=start)
             for result in results:
                 _ = result.return_value  # raises the job's exception, as the basic sweeper does
             returns.append(results)

@@ -72,7 +72,8 @@ def _hybrid_rows(fabrics: list[str], task) -> list[dict]:
 
 SYNTHETIC_TASKS = {"train", "hybrid", "search"}
 NARROWED = {  # a smaller sweep of the same shape where the full experiment takes more than a few seconds
-    "opsquare_fig2_3": ["task.num_nodes=256", "task.locality=0.0,1.0", "task.load=0.3,0.9"],
+    "opsquare_fig2_3": ["task.num_nodes=256", "task.locality=0.0,1.0", "task.load=0.3,0.9", "task.warmup=5us",
+                        "task.measure=5us"],
     "ramp_fig18": ["task.num_ranks=[1024]"],
     "ramp_fig18_20": ["task.num_ranks=[1024]", "task.sizes=[1MB,1GB]"],
     "ramp_fig19": ["task.num_ranks=[1024]", "task.node_bandwidths=[0.2Tbps,12.8Tbps]"],
@@ -83,6 +84,8 @@ NARROWED = {  # a smaller sweep of the same shape where the full experiment take
     "topoopt_fig12_14": ["model.batch_per_gpu=64,2048"],
     "topoopt_fig17": ["model=topoopt_bert", "task.reconfiguration=1us,10ms"],
     "topoopt_fig16": ["task.num_jobs=5,10", "task.seed=0"],
+    "topoopt_fig27": ["model=topoopt_resnet50,topoopt_bert", "task.link_bandwidth=25Gbps,100Gbps",
+                      "task.systems=[topoopt,topoopt_ideal,topoopt_fat_tree,sipml]"],
     "scale_costs": ["parallel.gpus=4096,16384"],
     "sipac_fig12": ["task.models=[vgg16]"],
 }

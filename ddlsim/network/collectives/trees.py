@@ -24,7 +24,7 @@ from ddlsim.core.types import CollectiveOp
 from ddlsim.network.collectives.base import CollectiveAlgorithm, ScheduleRequest
 from ddlsim.network.collectives.builder import ScheduleBuilder
 from ddlsim.network.collectives.tree_shapes import Tree, heap_tree, inorder_tree, relabel, runs
-from ddlsim.network.patterns import Pairs
+from ddlsim.network.patterns import Pairs, class_order
 from ddlsim.network.schedule import CompactStep, ExplicitSchedule, Reduction, Schedule
 
 Op = CollectiveOp
@@ -153,9 +153,7 @@ def _double_reductions(dst: np.ndarray, chunk: np.ndarray, classes: np.ndarray, 
     """Per level, the reductions of the busiest receiver (most traffic, the lowest rank on ties):
     one per tree it receives in, of fan-in its children in that tree + 1. Counted over the
     level's edges only (sorted by class once)."""
-    # Levels are few: a stable radix sort on a small integer type (the same order as any stable sort).
-    small = classes.astype(np.int16) if height < (1 << 15) else classes
-    order = np.argsort(small, kind="stable")
+    order = class_order(classes, height)
     bounds = np.searchsorted(classes[order], np.arange(height + 1))
     n = int(dst.max()) + 1 if dst.size else 0
     reductions: list[tuple[Reduction, ...]] = []

@@ -23,7 +23,7 @@ from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import expand_listed
 from ddlsim.network.fabrics.torus_forms import TorusShape
 from ddlsim.network.fabrics.torus_rings import short_way
-from ddlsim.network.patterns import Pattern
+from ddlsim.network.patterns import Pattern, class_order
 from ddlsim.network.placement import Placement
 
 # Per-class loads kept for the walk while they hold at most this many link cells (8 bytes each).
@@ -69,8 +69,7 @@ class _Flows:
     def __init__(self, torus: TorusShape, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
                  classes: np.ndarray, num_classes: int) -> None:
         width, height = torus.dims
-        # A stable sort of few classes as a small integer type (a radix sort): the same order, sooner.
-        order = np.argsort(classes.astype(np.int16) if num_classes < (1 << 15) else classes, kind="stable")
+        order = class_order(classes, num_classes)
         src, dst, self.weight, classes = src[order], dst[order], weight[order], classes[order]
         self.x1, self.y1, self.x2, y2 = src % width, src // width, dst % width, dst // width
         self.forward_x, self.hops_x = short_way(self.x2 - self.x1, width)

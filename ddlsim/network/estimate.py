@@ -20,6 +20,7 @@ import numpy as np
 
 from ddlsim.core.caches import Memo
 from ddlsim.core.types import GroupLayout
+from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.patterns import Mesh, Pairs, Pattern
 from ddlsim.network.placement import Placement
@@ -81,20 +82,42 @@ class StepPricer:
             self._cache.put(key, cached)
         return cached
 
-    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement, size_bytes: int) -> float:
-        """A floor of a communication step's latency and transfer over its repetitions: the
-        fabric's minimum latency per repetition of a step that surely carries traffic, or for a
-        windowed step each repetition's floor from its classes (`Fabric.class_floor`, or for a
-        pipeline, whose windows span several classes, `Fabric.pipeline_floor`)."""
+    def step_floor_s(self, step: CompactStep, layout: GroupLayout, placement: Placement, size_bytes: int, *,
+                     node_bytes: bool = True) -> float:
+        """A floor of a communication step's latency and transfer over its repetitions: for a step
+        that surely carries traffic, the fabric's minimum latency per repetition and (with
+        `node_bytes`) the busiest node's bytes over its egress (ingress) capacity, which no
+        fabric beats (`ddlsim.network.bounds`); for a windowed step each repetition's floor from
+        its classes (`Fabric.class_floor`, or for a pipeline, whose windows span several classes,
+        `Fabric.pipeline_floor`)."""
         key = ("moves data", step)
         moving = self.memo.get(key)
         if moving is None:
             moving = self.memo.put(key, moves_data(step))
         if moving:
-            return step.repeat * self.fabric.min_latency_s()
+            latency_s = step.repeat * self.fabric.min_latency_s()
+            if not node_bytes or not size_bytes:
+                return latency_s
+            return latency_s + float(np.sum(self.fabric.transfer_time_s(step.fractions() * size_bytes,
+                                                                        self.node_s_per_unit(step))))
         if step.windows is None:
             return 0.0
         return float(np.sum(self._window_floor(step, layout, placement, step.fractions() * size_bytes)))
+
+    def node_weights(self, step: CompactStep) -> tuple[float, float]:
+        """`node_weights` of a step, cached (a step is hashed by identity; schedules are cached)."""
+        key = ("node weights", step)
+        weights = self.memo.get(key)
+        if weights is None:
+            weights = self.memo.put(key, node_weights(step, self.fabric.supports_multicast()))
+        return weights
+
+    def node_s_per_unit(self, step: CompactStep) -> float:
+        """Seconds per weight-byte of one repetition that the busiest node's egress or ingress
+        alone takes (`node_weights`)."""
+        out_weight, in_weight = self.node_weights(step)
+        return max(out_weight * BITS_PER_BYTE / self.fabric.node_egress_bps(),
+                   in_weight * BITS_PER_BYTE / self.fabric.node_ingress_bps())
 
     def _window_floor(self, step: CompactStep, layout: GroupLayout, placement: Placement,
                       step_bytes: np.ndarray) -> np.ndarray:
@@ -190,6 +213,26 @@ def moves_data(step: CompactStep) -> bool:
     if isinstance(pattern, Mesh):
         return bool(np.any(pattern.block_sizes() > 1))
     return False
+
+
+def node_weights(step: CompactStep, multicast: bool) -> tuple[float, float]:
+    """Weight units the busiest node sends and receives in one repetition of an unwindowed step
+    (a multicast source sends once when the fabric replicates: `multicast`)."""
+    pattern = step.pattern
+    if isinstance(pattern, Pairs):
+        if pattern.src.size == 0:
+            return 0.0, 0.0
+        if pattern.one_to_one:
+            heaviest = float(np.max(pattern.weight))
+            return heaviest, heaviest
+        sent = float(np.max(pattern.weight)) if pattern.multicast and multicast else \
+            float(np.bincount(pattern.src, weights=pattern.weight).max())
+        return sent, float(np.bincount(pattern.dst, weights=pattern.weight).max())
+    if isinstance(pattern, Mesh):
+        peers = float(max(int(pattern.block_sizes().max(initial=1)) - 1, 0))
+        received = float(pattern.weight) * peers
+        return (float(pattern.weight) if pattern.multicast and multicast and peers else received), received
+    return 0.0, 0.0
 
 
 def data_hops(schedule: Schedule) -> int:

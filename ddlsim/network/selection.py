@@ -4,7 +4,9 @@ A candidate's price is at least its **floor**: the local work of its whole sched
 every repetition of a step that moves data in a pattern without class windows, the fabric's
 `min_latency_s` (every step with traffic pays at least one hop, the contract of
 `Fabric.min_latency_s` that `ddlsim.network.bounds` rests on too). A candidate whose floor
-exceeds the best price found so far cannot win and is not priced at all; the others are priced
+exceeds the best price found so far cannot win and is not priced at all, nor is one whose floor
+with its steps' (`StepPricer.step_floor_s`: the busiest node's bytes over its capacity for an
+unwindowed step, the class floors for a windowed one) exceeds it; the others are priced
 in the order of a rough guess of their price (the fabric's nominal alpha-beta per step), so that
 the likely winner is priced first and the rest give up early. Pricing order does not change
 the result: `best` keeps the smallest (price, name) over the candidates that could win.
@@ -16,10 +18,9 @@ import numpy as np
 
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.estimate import StepPricer, data_hops, schedule_compute_s
-from ddlsim.network.patterns import Mesh, Pairs
 from ddlsim.network.placement import Placement
 from ddlsim.network.reduction import ReductionModel
-from ddlsim.network.schedule import CompactStep, Schedule
+from ddlsim.network.schedule import Schedule
 
 
 def latency_floor_s(schedule: Schedule, pricer: StepPricer) -> float:
@@ -36,21 +37,6 @@ def floor_s(schedule: Schedule, pricer: StepPricer, size_bytes: int, model: Redu
     return schedule_compute_s(schedule, size_bytes, model) + latency_floor_s(schedule, pricer)
 
 
-def _busiest_weight(step: CompactStep, multicast: bool) -> float:
-    """Weight units the busiest source sends in one repetition (once per source for multicast)."""
-    pattern = step.pattern
-    if isinstance(pattern, Pairs):
-        if pattern.src.size == 0:
-            return 0.0
-        if (pattern.multicast and multicast) or pattern.one_to_one:
-            return float(np.max(pattern.weight))
-        return float(np.bincount(pattern.src, weights=pattern.weight).max())
-    if isinstance(pattern, Mesh):
-        sizes = pattern.block_sizes()
-        return float(pattern.weight) * float(max(int(sizes.max(initial=1)) - 1, 0))
-    return 1.0
-
-
 def rough_price_s(schedule: Schedule, pricer: StepPricer, layout: GroupLayout, placement: Placement,
                   size_bytes: int, floor: float) -> float:
     """A guess of the price from the fabric's nominal alpha-beta and the steps' latency floors
@@ -60,10 +46,8 @@ def rough_price_s(schedule: Schedule, pricer: StepPricer, layout: GroupLayout, p
     guess = floor
     for step in schedule.steps:
         if step.pattern is not None:
-            key = ("busiest", step)  # a step is hashed by identity; schedules are cached
-            busiest = pricer.memo.get(key)
-            if busiest is None:
-                busiest = pricer.memo.put(key, _busiest_weight(step, fabric.supports_multicast()))
-            guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement, size_bytes))
+            busiest = pricer.node_weights(step)[0]
+            guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement, size_bytes,
+                                                                    node_bytes=False))
             guess += float(np.sum(step.fractions())) * size_bytes * busiest * beta_s_per_byte
     return guess

@@ -1,13 +1,14 @@
 """`best` prunes and orders its candidates (`ddlsim.network.selection`) without changing its choice.
 
 - Every candidate's floor (local work plus one minimum hop latency per step with traffic) is
-  at most its price (up to rounding), on every fabric kind here.
+  at most its price (up to rounding), on every fabric kind here; so is every unwindowed step's
+  floor with the busiest node's bytes over its capacity, on every registered fabric.
 - The torus and the ideal switch tell each class's latency (equal to the price of the class
   alone) and a floor of its transfer without pricing loads.
 - `best` (pruned, ordered, giving up early) chooses the same algorithm at the same price as
   pricing every candidate in full and keeping the smallest (price, name).
 - The torus's closed-form full shift (Bruck, the dissemination barrier, rings) equals the
-  flow-by-flow price float for float.
+  flow-by-flow price float for float, and its sparse busiest-link sweep the dense interval sums.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ import pytest
 
 from ddlsim.app.catalog import load_all
 from ddlsim.core.errors import InfeasibleError
+from ddlsim.core.registry import FABRICS
 from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.network import CollectiveEstimator, make_fabric
 from ddlsim.network.collectives.base import ScheduleRequest
 from ddlsim.network.estimate import price_schedule
 from ddlsim.network.fabrics.base import Fabric
 from ddlsim.network.fabrics.torus_forms import shift_cost
+from ddlsim.network.fabrics.torus_rings import ring_interval_loads, sparse_interval_max
 from ddlsim.network.patterns import Pairs, shift_pairs
+from ddlsim.network.placing import place_ranks
 from ddlsim.network.selection import floor_s
 
 OPS = [op for op in CollectiveOp if op is not CollectiveOp.SEND_RECV]
@@ -96,6 +100,68 @@ def test_every_candidates_floor_is_at_most_its_price(fabric_name):
             assert floor <= result.time_s * (1 + 1e-12), (op, candidate.name)
             checked += 1
     assert checked >= 20
+
+
+def _registered_fabric_names() -> list[str]:
+    load_all()
+    return sorted(entry.name for entry in FABRICS)
+
+
+SMALL_DEFAULTS = {"ideal": {"num_nodes": 64}, "superpod": {"num_nodes": 64}, "torus2d": {"num_nodes": 64, "dims": []}}
+
+
+@pytest.mark.parametrize("fabric_name", _registered_fabric_names())
+def test_every_unwindowed_steps_node_floor_is_at_most_its_price(fabric_name):
+    """The floor `best` prunes with (`StepPricer.step_floor_s`) never exceeds the step's price, so
+    pruning on it cannot change a choice: checked for every candidate's steps on every fabric."""
+    n = 64
+    fabric = make_fabric(fabric_name, **SMALL_DEFAULTS.get(fabric_name, {}))
+    estimator = CollectiveEstimator(fabric, "best")
+    pricer, layout = estimator.pricer, GroupLayout(n)
+    placement = place_ranks(fabric, layout.job_ranks)
+    checked = 0
+    for op in OPS:
+        size_bytes = 10**8 + 7
+        request = ScheduleRequest(op, n, 0, size_bytes, fabric, layout, placement)
+        for candidate in estimator.algorithm.candidates(op):
+            if candidate.supports(fabric, op, n) is not None:
+                continue
+            try:
+                schedule = estimator.schedule(candidate, request)
+            except InfeasibleError:
+                continue
+            previous = None
+            for step in schedule.steps:
+                if not step.is_communication:
+                    continue
+                # Circuit set-ups count in a step's price as `price_schedule` adds them.
+                setup_s = fabric.setup_time_s(previous, step.circuit) + (step.repeat - 1) * fabric.setup_time_s(
+                    step.circuit, step.circuit)
+                previous = step.circuit
+                if step.windows is not None:
+                    continue
+                try:
+                    cost = pricer.cost(step.pattern, layout, placement)
+                except InfeasibleError:  # the fabric cannot run this step (an optical ring's channels)
+                    continue
+                floor = pricer.step_floor_s(step, layout, placement, size_bytes)
+                priced = setup_s + cost.latency_s * step.repeat + float(np.sum(fabric.transfer_time_s(
+                    step.fractions() * size_bytes, cost.s_per_unit)))
+                assert floor <= priced * (1 + 1e-12), (op, candidate.name, step.label, floor, priced)
+                checked += floor > step.repeat * fabric.min_latency_s()
+    assert checked >= 10
+
+
+def test_sparse_interval_max_equals_the_dense_interval_sums():
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        lines, ring, flows = int(rng.integers(1, 9)), int(rng.integers(2, 13)), int(rng.integers(0, 40))
+        line = rng.integers(0, lines, flows)
+        start = rng.integers(0, ring, flows)
+        length = rng.integers(1, ring // 2 + 1, flows)
+        weight = rng.integers(0, 6, flows).astype(np.float64)
+        dense = float(ring_interval_loads(line, start, length, weight, lines, ring).max()) if flows else 0.0
+        assert sparse_interval_max(line, start, length, weight, ring) == dense
 
 
 CLASS_FLOOR_FABRICS = {

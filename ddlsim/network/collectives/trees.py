@@ -126,19 +126,32 @@ def double_trees(n: int) -> tuple[Tree, Tree]:
     return first, relabel(first, moved, ("inorder", n, "shifted" if n % 2 == 0 else "mirrored"))
 
 
-def _double_phase(builder: ScheduleBuilder, trees: tuple[Tree, Tree], up: bool) -> None:
-    n = builder.n
-    height = max(tree.height for tree in trees)
-    parts = [tree.edges() for tree in trees]
-    child = np.concatenate([edges[0] for edges in parts])
-    parent = np.concatenate([edges[1] for edges in parts])
-    chunk = np.concatenate([np.full(edges[0].size, index) for index, edges in enumerate(parts)])
-    depth = np.concatenate([tree.depth[edges[0]] for tree, edges in zip(trees, parts)])
-    classes = height - depth if up else depth - 1
-    src, dst = (child, parent) if up else (parent, child)
+@dataclass(frozen=True)
+class _DoubleEdges:
+    """The edges of both trees (tree 0's, then tree 1's), with each edge's tree and child depth."""
+
+    child: np.ndarray
+    parent: np.ndarray
+    chunk: np.ndarray
+    depth: np.ndarray
+    height: int
+
+    @classmethod
+    def of(cls, trees: tuple[Tree, Tree]) -> _DoubleEdges:
+        parts = [tree.edges() for tree in trees]
+        return cls(np.concatenate([edges[0] for edges in parts]), np.concatenate([edges[1] for edges in parts]),
+                   np.repeat(np.arange(len(parts)), [edges[0].size for edges in parts]),
+                   np.concatenate([tree.depth[edges[0]] for tree, edges in zip(trees, parts)]),
+                   max(tree.height for tree in trees))
+
+
+def _double_phase(builder: ScheduleBuilder, trees: tuple[Tree, Tree], edges: _DoubleEdges, up: bool) -> None:
+    n, height, chunk = builder.n, edges.height, edges.chunk
+    classes = height - edges.depth if up else edges.depth - 1
+    src, dst = (edges.child, edges.parent) if up else (edges.parent, edges.child)
     fraction = builder.payload / 2
-    pattern = Pairs(n, src, dst, classes=classes, key=("double tree", "up" if up else "down"))
-    reductions = [()] * height if not up else _double_reductions(dst, chunk, classes, height, fraction)
+    pattern = Pairs(n, src, dst, 1.0, classes, key=("double tree", "up" if up else "down"), validate=False)
+    reductions = [()] * height if not up else _double_reductions(trees, height, fraction)
 
     def explicit_step(step: CompactStep, step_class: int):
         active = classes == step_class
@@ -148,37 +161,35 @@ def _double_phase(builder: ScheduleBuilder, trees: tuple[Tree, Tree], up: bool) 
                  explicit_step)
 
 
-def _double_reductions(dst: np.ndarray, chunk: np.ndarray, classes: np.ndarray, height: int,
-                       fraction: float) -> list[tuple[Reduction, ...]]:
-    """Per level, the reductions of the busiest receiver (most traffic, the lowest rank on ties):
-    one per tree it receives in, of fan-in its children in that tree + 1. Counted over the
-    level's edges only (sorted by class once)."""
-    order = class_order(classes, height)
-    bounds = np.searchsorted(classes[order], np.arange(height + 1))
-    n = int(dst.max()) + 1 if dst.size else 0
+def _double_reductions(trees: tuple[Tree, Tree], height: int, fraction: float) -> list[tuple[Reduction, ...]]:
+    """Per level of the reduction, the reductions of the busiest receiver (most traffic, the lowest
+    rank on ties): one per tree it receives in, of fan-in its children in that tree + 1. A node
+    receives from all its children of a tree in one level (they share a depth), so each tree's
+    children counts give every level's receivers without listing an edge."""
+    n = trees[0].size
+    counts = [tree.children_count for tree in trees]
+    levels = [height - 1 - tree.depth for tree in trees]
+    inner = [count > 0 for count in counts]
+    both = inner[0] & inner[1] & (levels[0] == levels[1])
+    traffic = [np.where(inner[index], counts[index] + 2, 0) for index in range(2)]
+    # One entry per (level, receiver): a receiver in both trees at one level is one entry.
+    alone = [np.flatnonzero(inner[0]), np.flatnonzero(inner[1] & ~both)]
+    receiver = np.concatenate(alone)
+    level = np.concatenate([levels[0][alone[0]], levels[1][alone[1]]])
+    load = np.concatenate([traffic[0][alone[0]] + np.where(both[alone[0]], traffic[1][alone[0]], 0),
+                           traffic[1][alone[1]]])
+    score = load * n + (n - 1 - receiver)  # the most traffic first, then the lowest rank
+    order = class_order(level, height)
+    bounds = np.searchsorted(level[order], np.arange(height + 1))
     reductions: list[tuple[Reduction, ...]] = []
     for step_class in range(height):
-        edges = order[bounds[step_class]:bounds[step_class + 1]]
-        if edges.size == 0:
+        if bounds[step_class] == bounds[step_class + 1]:
             reductions.append(())
             continue
-        receivers, per_tree = _receiver_counts(dst[edges], chunk[edges], n)
-        traffic = sum(np.where(count > 0, count + 2, 0) for count in per_tree)
-        busiest = int(np.argmax(traffic))  # the first maximum: the lowest receiving rank
-        reductions.append(tuple(Reduction(int(count[busiest]) + 1, fraction) for count in per_tree
-                                if count[busiest] > 0))
+        busiest = n - 1 - int(score[order[bounds[step_class]:bounds[step_class + 1]]].max()) % n
+        reductions.append(tuple(Reduction(int(counts[index][busiest]) + 1, fraction) for index in range(2)
+                                if inner[index][busiest] and levels[index][busiest] == step_class))
     return reductions
-
-
-def _receiver_counts(receiving: np.ndarray, chunk: np.ndarray, n: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """(receivers in ascending order, edges each receives per tree): by sorting a few edges, or
-    by counting over every rank when the level is large (the same counts, in the same order)."""
-    if receiving.size * 16 < n:
-        receivers, inverse = np.unique(receiving, return_inverse=True)
-        return receivers, [np.bincount(inverse.ravel()[chunk == index], minlength=receivers.size) for index in range(2)]
-    counts = [np.bincount(receiving[chunk == index], minlength=n) for index in range(2)]
-    receivers = np.flatnonzero(counts[0] + counts[1])
-    return receivers, [count[receivers] for count in counts]
 
 
 @dataclass
@@ -201,8 +212,9 @@ class DoubleBinaryTree(CollectiveAlgorithm):
     def _build(self, request: ScheduleRequest, explicit: bool) -> ScheduleBuilder:
         builder = ScheduleBuilder(request, self.name, 2, explicit=explicit)
         trees = double_trees(request.group_size)
-        _double_phase(builder, trees, up=True)
-        _double_phase(builder, trees, up=False)
+        edges = _DoubleEdges.of(trees)
+        _double_phase(builder, trees, edges, up=True)
+        _double_phase(builder, trees, edges, up=False)
         return builder
 
     def build_compact(self, request: ScheduleRequest) -> Schedule:

@@ -104,20 +104,23 @@ class StepPricer:
             return 0.0
         return float(np.sum(self._window_floor(step, layout, placement, step.fractions() * size_bytes)))
 
-    def node_weights(self, step: CompactStep) -> tuple[float, float]:
-        """`node_weights` of a step, cached (a step is hashed by identity; schedules are cached)."""
-        key = ("node weights", step)
-        weights = self.memo.get(key)
-        if weights is None:
-            weights = self.memo.put(key, node_weights(step, self.fabric.supports_multicast()))
-        return weights
+    def sent_weight(self, step: CompactStep) -> float:
+        """`sent_weight` of a step's pattern, cached (a step is hashed by identity; schedules are cached)."""
+        key = ("sent weight", step)
+        sent = self.memo.get(key)
+        if sent is None:
+            sent = self.memo.put(key, sent_weight(step.pattern, self.fabric.supports_multicast()))
+        return sent
 
     def node_s_per_unit(self, step: CompactStep) -> float:
         """Seconds per weight-byte of one repetition that the busiest node's egress or ingress
-        alone takes (`node_weights`)."""
-        out_weight, in_weight = self.node_weights(step)
-        return max(out_weight * BITS_PER_BYTE / self.fabric.node_egress_bps(),
-                   in_weight * BITS_PER_BYTE / self.fabric.node_ingress_bps())
+        alone takes (`sent_weight`, `received_weight`)."""
+        key = ("received weight", step)
+        received = self.memo.get(key)
+        if received is None:
+            received = self.memo.put(key, received_weight(step.pattern))
+        return max(self.sent_weight(step) * BITS_PER_BYTE / self.fabric.node_egress_bps(),
+                   received * BITS_PER_BYTE / self.fabric.node_ingress_bps())
 
     def _window_floor(self, step: CompactStep, layout: GroupLayout, placement: Placement,
                       step_bytes: np.ndarray) -> np.ndarray:
@@ -215,24 +218,32 @@ def moves_data(step: CompactStep) -> bool:
     return False
 
 
-def node_weights(step: CompactStep, multicast: bool) -> tuple[float, float]:
-    """Weight units the busiest node sends and receives in one repetition of an unwindowed step
-    (a multicast source sends once when the fabric replicates: `multicast`)."""
-    pattern = step.pattern
+def sent_weight(pattern: Pattern, multicast: bool) -> float:
+    """Weight units the busiest node sends in one repetition of `pattern` (a multicast source
+    sends once when the fabric replicates: `multicast`)."""
     if isinstance(pattern, Pairs):
         if pattern.src.size == 0:
-            return 0.0, 0.0
-        if pattern.one_to_one:
-            heaviest = float(np.max(pattern.weight))
-            return heaviest, heaviest
-        sent = float(np.max(pattern.weight)) if pattern.multicast and multicast else \
-            float(np.bincount(pattern.src, weights=pattern.weight).max())
-        return sent, float(np.bincount(pattern.dst, weights=pattern.weight).max())
+            return 0.0
+        if (pattern.multicast and multicast) or pattern.one_to_one:
+            return float(np.max(pattern.weight))
+        return float(np.bincount(pattern.src, weights=pattern.weight).max())
     if isinstance(pattern, Mesh):
-        peers = float(max(int(pattern.block_sizes().max(initial=1)) - 1, 0))
-        received = float(pattern.weight) * peers
-        return (float(pattern.weight) if pattern.multicast and multicast and peers else received), received
-    return 0.0, 0.0
+        peers = max(int(pattern.block_sizes().max(initial=1)) - 1, 0)
+        return float(pattern.weight) * (min(peers, 1) if pattern.multicast and multicast else peers)
+    return 0.0
+
+
+def received_weight(pattern: Pattern) -> float:
+    """Weight units the busiest node receives in one repetition of `pattern`."""
+    if isinstance(pattern, Pairs):
+        if pattern.src.size == 0:
+            return 0.0
+        if pattern.one_to_one:
+            return float(np.max(pattern.weight))
+        return float(np.bincount(pattern.dst, weights=pattern.weight).max())
+    if isinstance(pattern, Mesh):
+        return float(pattern.weight) * max(int(pattern.block_sizes().max(initial=1)) - 1, 0)
+    return 0.0
 
 
 def data_hops(schedule: Schedule) -> int:

@@ -46,7 +46,7 @@ def rough_price_s(schedule: Schedule, pricer: StepPricer, layout: GroupLayout, p
     guess = floor
     for step in schedule.steps:
         if step.pattern is not None:
-            busiest = pricer.node_weights(step)[0]
+            busiest = pricer.sent_weight(step)
             guess += max(step.repeat * alpha_s, pricer.step_floor_s(step, layout, placement, size_bytes,
                                                                     node_bytes=False))
             guess += float(np.sum(step.fractions())) * size_bytes * busiest * beta_s_per_byte

@@ -43,10 +43,11 @@ def ring_interval_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray,
     return covered[:, :ring] + covered[:, ring:]
 
 
-def interval_parts(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights
-                   ) -> Iterator[np.ndarray | None]:
-    """Loads of the +x, -x, +y and -y links (None where no flow goes that way): rows of the
-    x parts are rows of the torus, rows of the y parts its columns."""
+def ring_legs(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights
+              ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int] | None]:
+    """The flows' legs on the +x, -x, +y and -y links, each as the `ring_interval_loads` arguments
+    (line, start, length, weight, lines, ring), or None where no flow goes that way: the lines of
+    the x legs are rows of the torus, those of the y legs its columns."""
     width, height = dims
     for forward in (True, False):
         rows = (forward_x == forward) & (hops_x > 0)
@@ -54,32 +55,31 @@ def interval_parts(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward
             yield None
             continue
         start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
-        yield ring_interval_loads(y1[rows], start, hops_x[rows], weights[rows], height, width)
+        yield y1[rows], start, hops_x[rows], weights[rows], height, width
     for forward in (True, False):
         rows = (forward_y == forward) & (hops_y > 0)
         if not rows.any():
             yield None
             continue
         start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
-        yield ring_interval_loads(x2[rows], start, hops_y[rows], weights[rows], width, height)
+        yield x2[rows], start, hops_y[rows], weights[rows], width, height
+
+
+def interval_parts(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights
+                   ) -> Iterator[np.ndarray | None]:
+    """Loads of the +x, -x, +y and -y links (None where no flow goes that way), per `ring_legs`."""
+    for leg in ring_legs(dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights):
+        yield None if leg is None else ring_interval_loads(*leg)
 
 
 def interval_max(dims: tuple[int, int], x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights) -> float:
     """The busiest link's load (the largest of `interval_parts`), without assembling every link's
     when the flows are few and their weights whole numbers (`sparse_interval_max`)."""
     width, height = dims
+    legs = ring_legs(dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
     if weights.size * SPARSE_FACTOR < width * height and exact_sums(weights):
-        most = 0.0
-        for forward in (True, False):
-            rows = (forward_x == forward) & (hops_x > 0)
-            start = x1[rows] if forward else (x1[rows] - hops_x[rows] + 1) % width
-            most = max(most, sparse_interval_max(y1[rows], start, hops_x[rows], weights[rows], width))
-            rows = (forward_y == forward) & (hops_y > 0)
-            start = y1[rows] if forward else (y1[rows] - hops_y[rows] + 1) % height
-            most = max(most, sparse_interval_max(x2[rows], start, hops_y[rows], weights[rows], height))
-        return most
-    parts = interval_parts(dims, x1, y1, x2, forward_x, hops_x, forward_y, hops_y, weights)
-    return max(0.0 if part is None else float(part.max()) for part in parts)
+        return max(0.0 if leg is None else sparse_interval_max(*leg[:4], leg[5]) for leg in legs)
+    return max(0.0 if leg is None else float(ring_interval_loads(*leg).max()) for leg in legs)
 
 
 SPARSE_FACTOR = 32

@@ -228,7 +228,7 @@ def sent_weight(pattern: Pattern, multicast: bool) -> float:
             return float(np.max(pattern.weight))
         return float(np.bincount(pattern.src, weights=pattern.weight).max())
     if isinstance(pattern, Mesh):
-        peers = max(int(pattern.block_sizes().max(initial=1)) - 1, 0)
+        peers = _most_peers(pattern)
         return float(pattern.weight) * (min(peers, 1) if pattern.multicast and multicast else peers)
     return 0.0
 
@@ -242,8 +242,13 @@ def received_weight(pattern: Pattern) -> float:
             return float(np.max(pattern.weight))
         return float(np.bincount(pattern.dst, weights=pattern.weight).max())
     if isinstance(pattern, Mesh):
-        return float(pattern.weight) * max(int(pattern.block_sizes().max(initial=1)) - 1, 0)
+        return float(pattern.weight) * _most_peers(pattern)
     return 0.0
+
+
+def _most_peers(mesh: Mesh) -> int:
+    """The peers of a node in the mesh's largest block (each sends to and receives from all of them)."""
+    return max(int(mesh.block_sizes().max(initial=1)) - 1, 0)
 
 
 def data_hops(schedule: Schedule) -> int:

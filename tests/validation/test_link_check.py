@@ -10,10 +10,6 @@ from ddlsim.validation.iteration_cases import ITERATION_CASES
 from ddlsim.validation.link_check import case_rows, table
 
 TOLERANCE = 0.05
-KNOWN_MISSES = {("topoopt_two_dp_groups_share_interfaces", "ring all_reduce on 16 nodes"): 0.08}
-"""Held to their measured error (docs/contention.md): in flow level the flows of a ring step that
-are not at the step's bottleneck run ahead on TopoOpt's forwarded links and slow the rhd beside it;
-the iteration model holds every flow of a step to one rate."""
 
 
 @pytest.mark.parametrize("case", ITERATION_CASES, ids=lambda case: case.name)
@@ -37,5 +33,4 @@ def test_the_cases_the_coflow_model_got_wrong_are_now_right():
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_the_contention_suite_is_within_5_percent_of_flow_level(case):
     for row in case_rows(case):
-        bound = KNOWN_MISSES.get((row.case, row.collective), TOLERANCE)
-        assert abs(row.error) < bound, row.markdown()
+        assert abs(row.error) < TOLERANCE, row.markdown()

@@ -67,6 +67,15 @@ class DirectConnectFabric(Fabric):
     def servers_for(self, num_ranks: int) -> int:
         return -(-num_ranks // self.gpus_per_server)
 
+    def priced_gpus(self, layout: GroupLayout, placement: Placement) -> int:
+        """The GPUs a job's prices see: its own shard's, or the whole cluster's when its placement puts
+        ranks on servers beyond that shard (another job's place in `task=jobs`, a spread placement),
+        so that its routes are those `route` gives (a shard's ring offsets would wrap around)."""
+        own = self.servers_for(layout.job_ranks) * self.gpus_per_server
+        if placement.nodes is not None and placement.nodes.size and int(placement.nodes.max()) >= own:
+            return self.num_nodes
+        return own
+
     def shard(self, num_ranks: int) -> DirectTopology:
         """The topology of the servers a job of `num_ranks` GPU ranks runs on (built once, cached)."""
         if num_ranks > self.num_nodes:
@@ -147,8 +156,8 @@ class DirectConnectFabric(Fabric):
         return Routes(latency, (), fixed_loads=loads)
 
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
-        topology = self.shard(layout.job_ranks)
-        num_gpus = self.servers_for(layout.job_ranks) * self.gpus_per_server
+        num_gpus = self.priced_gpus(layout, placement)
+        topology = self.shard(num_gpus)
         if isinstance(pattern, Mesh):
             cost = self._price_full_mesh(pattern, layout, topology)
             if cost is not None:

@@ -187,8 +187,8 @@ class TopoOptFabric(DirectConnectFabric):
         peers in ceil(peers / d) rounds (a bipartite edge colouring), and bytes drain at d x B per
         server (the preemptive, Birkhoff-von Neumann bound). Extra rounds pay `reconfiguration_s`."""
         g = self.gpus_per_server
-        servers = self.servers_for(layout.job_ranks)
-        if isinstance(pattern, Mesh):
+        servers = self.priced_gpus(layout, placement) // g
+        if isinstance(pattern, Mesh) and servers == self.servers_for(layout.job_ranks):
             sizes = pattern.block_sizes()
             if sizes.size == 1 and int(sizes[0]) == layout.size == layout.job_ranks and servers > 1:
                 peers = servers - 1

@@ -125,7 +125,7 @@ class ReconfigurableFabric(DirectConnectFabric):
     def price(self, pattern: Pattern, layout: GroupLayout, placement: Placement) -> PatternCost:
         listed = pattern.pairs()
         g = self.gpus_per_server
-        servers = self.servers_for(layout.job_ranks)
+        servers = self.priced_gpus(layout, placement) // g
         src = placement.node_of(job_ranks(layout, listed.src).ravel())
         dst = placement.node_of(job_ranks(layout, listed.dst).ravel())
         weights = np.tile(listed.weight, layout.num_groups)

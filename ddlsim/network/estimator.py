@@ -12,6 +12,8 @@ same calls many times.
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ddlsim.core import units
@@ -147,9 +149,10 @@ class CollectiveEstimator:
         before any step is priced: a candidate whose floor exceeds the best price found so far is
         not priced, and one whose partial price exceeds it is given up. Neither could have won,
         so the choice and the price are those of pricing every candidate; candidates are priced
-        in the order of a rough guess of their price so that the likely winner comes first."""
+        in the order of a rough guess of their price so that the likely winner comes first
+        (`_guessed_order`)."""
         reasons: list[str] = []
-        contenders = []
+        floored = []
         for candidate in self.algorithm.candidates(request.op):
             reason = candidate.supports(self.fabric, request.op, request.group_size)
             if reason is None:
@@ -160,13 +163,16 @@ class CollectiveEstimator:
             if reason is not None:
                 reasons.append(f"{candidate.name}: {reason}")
                 continue
-            floor = floor_s(schedule, self.pricer, request.size_bytes, self.model)
-            guess = rough_price_s(schedule, self.pricer, request.layout, request.placement, request.size_bytes, floor)
-            contenders.append((guess, candidate.name, floor, candidate, schedule))
+            floored.append((floor_s(schedule, self.pricer, request.size_bytes, self.model), candidate.name,
+                            candidate, schedule))
         best: tuple[float, str, CollectiveAlgorithm, Breakdown] | None = None
-        for _, name, floor, candidate, schedule in sorted(contenders, key=lambda entry: entry[:2]):
+
+        def limit() -> float | None:
             # A margin keeps rounding from dropping a candidate that ties with the best (first name wins).
-            limit_s = None if best is None else best[0] * (1 + PRUNE_MARGIN)
+            return None if best is None else best[0] * (1 + PRUNE_MARGIN)
+
+        for name, floor, candidate, schedule in self._guessed_order(request, floored, limit):
+            limit_s = limit()
             if limit_s is not None and floor > limit_s:
                 continue
             try:
@@ -186,6 +192,29 @@ class CollectiveEstimator:
             raise InfeasibleError(f"no algorithm can run {request.op.value} on {request.group_size} ranks of "
                                   f"{self.fabric.name}: " + "; ".join(reasons))
         return best[2], best[3]
+
+    def _guessed_order(self, request: ScheduleRequest, floored: list[tuple], limit: Callable[[], float | None]
+                       ) -> Iterator[tuple]:
+        """(name, floor, candidate, schedule) of `floored` (floor, name, candidate, schedule) entries,
+        the lowest rough guess first. A guess can cost as much as a price at scale, so guesses are
+        made in the order of the floors and only as far as needed: a candidate is guessed once its
+        floor is no higher than the lowest guess not yet handed out, and dropped unguessed once its
+        floor is above `limit()` (the best price so far). The order never changes the choice."""
+        pending = sorted(floored, key=lambda entry: entry[:2])[::-1]  # the lowest floor last
+        guessed: list[tuple[float, str]] = []
+        by_name = {entry[1]: entry for entry in floored}
+        while pending or guessed:
+            while pending and (not guessed or pending[-1][0] <= guessed[0][0]):
+                floor, name, _, schedule = pending.pop()
+                limit_s = limit()
+                if limit_s is not None and floor > limit_s:
+                    continue
+                guess = rough_price_s(schedule, self.pricer, request.layout, request.placement, request.size_bytes,
+                                      floor)
+                heapq.heappush(guessed, (guess, name))
+            if guessed:
+                floor, name, candidate, schedule = by_name[heapq.heappop(guessed)[1]]
+                yield name, floor, candidate, schedule
 
     def clear(self) -> None:
         """Forget every cached schedule, price and estimate."""

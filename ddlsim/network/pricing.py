@@ -150,10 +150,11 @@ def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.n
                  class_latency: np.ndarray) -> PatternCost:
     """Per-class costs: resources one class uses alone, and cumulative loads of shared ones."""
     size = capacity_bps.size
-    low = np.full(size, np.iinfo(np.int64).max)
-    high = np.full(size, -1)
-    np.minimum.at(low, ids, entry_classes)
-    np.maximum.at(high, ids, entry_classes)
+    narrow = np.int16 if num_classes < np.iinfo(np.int16).max else np.int64  # at scale: less memory to touch
+    low = np.full(size, np.iinfo(narrow).max, dtype=narrow)
+    high = np.full(size, -1, dtype=narrow)
+    np.minimum.at(low, ids, entry_classes.astype(narrow, copy=False))
+    np.maximum.at(high, ids, entry_classes.astype(narrow, copy=False))
     touched = high >= 0
     exclusive = touched & (low == high)
     class_time = np.zeros(num_classes)
@@ -163,7 +164,7 @@ def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.n
         return PatternCost(latency_s, s_per_unit, class_latency, class_time, True)
     if shared.size * (num_classes + 1) > MAX_SHARED_CELLS:
         return PatternCost(latency_s, s_per_unit)
-    column = np.full(size, -1)
+    column = np.full(size, -1, dtype=np.int32 if shared.size < np.iinfo(np.int32).max else np.int64)
     column[shared] = np.arange(shared.size)
     on_shared = column[ids] >= 0
     cells = entry_classes[on_shared] * shared.size + column[ids[on_shared]]

@@ -6,7 +6,8 @@
 - The torus and the ideal switch tell each class's latency (equal to the price of the class
   alone) and a floor of its transfer without pricing loads.
 - `best` (pruned, ordered, giving up early) chooses the same algorithm at the same price as
-  pricing every candidate in full and keeping the smallest (price, name).
+  pricing every candidate in full and keeping the smallest (price, name); it guesses (to order
+  them) only candidates whose floor could still win.
 - The torus's closed-form full shift (Bruck, the dissemination barrier, rings) equals the
   flow-by-flow price float for float, and its sparse busiest-link sweep the dense interval sums.
 """
@@ -74,6 +75,27 @@ def test_best_chooses_what_pricing_every_candidate_chooses(fabric_name, n):
                 alone.latency_s, alone.transfer_s, alone.compute_s)
             checked += 1
     assert checked >= 10
+
+
+def test_best_guesses_only_candidates_that_could_still_win(monkeypatch):
+    """A rough guess can cost as much as a price at scale (the ring's on a 2^20-rank torus), so
+    `best` guesses candidates in the order of their floors and drops, unguessed, those whose floor
+    is above the best price found; its choice is still that of pricing every candidate."""
+    import ddlsim.network.estimator as estimator
+
+    guessed = []
+
+    def recording(schedule, *arguments):
+        guessed.append(schedule)
+        return rough_price_s(schedule, *arguments)
+
+    rough_price_s = estimator.rough_price_s
+    monkeypatch.setattr(estimator, "rough_price_s", recording)
+    fabric = make_fabric("ideal", num_nodes=4096)
+    priced = _every_candidate(fabric, CollectiveOp.BARRIER, 0, 4096)
+    chosen = CollectiveEstimator(fabric, "best").estimate(CollectiveOp.BARRIER, 0, num_ranks=4096)
+    assert (chosen.algorithm, chosen.time_s) == min(priced, key=lambda entry: entry[:2])[1::-1]
+    assert 0 < len(guessed) < len(priced)
 
 
 @pytest.mark.parametrize("fabric_name", ["ideal", "superpod", "torus2d", "leaf_spine"])

@@ -219,7 +219,6 @@ def test_per_step_circuits_as_ramp_assumes():
         make_fabric("topoopt", circuits="sometimes")
 
 
-
 @pytest.mark.parametrize("nodes", [np.arange(1, 32, 2), np.arange(16, 32)], ids=["odd_gpus", "second_half"])
 def test_a_job_placed_beyond_its_own_shard_is_priced_on_the_routes_flows_take(nodes):
     """A 16-rank job whose ranks sit on servers past its own 8-server shard (another job's place,

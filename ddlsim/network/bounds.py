@@ -57,6 +57,7 @@ from ddlsim.core.errors import DdlsimError
 from ddlsim.core.types import CollectiveOp, GroupLayout
 from ddlsim.core.units import BITS_PER_BYTE
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.int_arrays import sorted_distinct
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.placing import place_ranks
 
@@ -209,7 +210,7 @@ def domain_bytes(op: CollectiveOp, size_bytes: int, n: int, domain: np.ndarray, 
     group, place, k = _domain_members(domain)
     root_inside = domain[group, root] == place
     out, into = cut_bytes(op, size_bytes, n, k, root_inside, in_network=in_network)
-    touched = np.unique(place)
+    touched = sorted_distinct(place)
     local = np.searchsorted(touched, place)
     per_domain_out = np.bincount(local, out, minlength=touched.size)
     per_domain_in = np.bincount(local, into, minlength=touched.size)

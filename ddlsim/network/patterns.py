@@ -26,6 +26,7 @@ import numpy as np
 
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
+from ddlsim.network.int_arrays import sorted_distinct
 
 MAX_LISTED_PAIRS = 1 << 24
 
@@ -94,7 +95,7 @@ class Pattern:
     def participants(self) -> np.ndarray:
         """Positions that send or receive in this pattern."""
         listed = self.pairs()
-        return np.unique(np.concatenate([listed.src, listed.dst]))
+        return sorted_distinct(np.concatenate([listed.src, listed.dst]))
 
 
 def _annotation_key(annotations: Mapping[str, Any]) -> Hashable:
@@ -195,7 +196,7 @@ class Pairs(Pattern):
         return PairArrays(self.src, self.dst, self.weight, self.classes)
 
     def participants(self) -> np.ndarray:
-        return np.unique(np.concatenate([self.src, self.dst]))
+        return sorted_distinct(np.concatenate([self.src, self.dst]))
 
     def select(self, low_class: int, high_class: int) -> Pairs:
         """The pairs whose class lies in [low_class, high_class], as a pattern of its own."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.units import BITS_PER_BYTE
+from ddlsim.network.int_arrays import floor_mod, sorted_distinct
 
 # Below one flow entry per SPARSE_RATIO resources, loads are kept for the used resources only.
 SPARSE_RATIO = 8
@@ -142,7 +143,7 @@ def price_flows(routes: Routes, capacity_bps: np.ndarray, weights: np.ndarray, *
 def _dedupe_classes(ids: np.ndarray, sources: np.ndarray, classes: np.ndarray, num_classes: int) -> np.ndarray:
     """The class of each (resource, source, class) entry kept by `_dedupe_multicast`, in its order."""
     key = (ids * (int(sources.max()) + 1) + sources) * (num_classes + 1) + classes
-    return np.unique(key) % (num_classes + 1)
+    return floor_mod(sorted_distinct(key), num_classes + 1)
 
 
 def _class_costs(ids: np.ndarray, entry_classes: np.ndarray, entry_weights: np.ndarray, capacity_bps: np.ndarray,

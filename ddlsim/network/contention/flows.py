@@ -37,6 +37,7 @@ from ddlsim.core.types import GroupLayout
 from ddlsim.network.contention.flow_routes import PairRoutes, require_flow_routes, route_pairs
 from ddlsim.network.contention.fluid import FluidNetwork
 from ddlsim.network.fabrics.base import Fabric
+from ddlsim.network.int_arrays import sorted_distinct
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.placing import place_ranks
 from ddlsim.network.schedule import ExplicitSchedule
@@ -131,7 +132,7 @@ def compile_jobs(fabric: Fabric, jobs: Sequence[FlowJob]) -> FlowProblem:
             steps.append((unique, counts * chunk_bytes, setup_s, index))
         per_job.append(steps)
     every = [keys for steps in per_job for keys, *_ in steps]
-    pairs = np.unique(np.concatenate(every)) if every else np.zeros(0, dtype=np.int64)
+    pairs = sorted_distinct(np.concatenate(every)) if every else np.zeros(0, dtype=np.int64)
     routes = route_pairs(fabric, pairs // width, pairs % width)
     compiled = []
     for job, steps in zip(jobs, per_job):

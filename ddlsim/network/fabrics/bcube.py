@@ -25,6 +25,7 @@ from ddlsim.network.fabrics.sipac import (
     bcube_hops,
     check_bcube,
 )
+from ddlsim.network.int_arrays import floor_mod
 from ddlsim.network.pricing import Routes
 
 
@@ -113,7 +114,7 @@ class Bcube(BcubeCapabilities, Fabric):
         slots = []
         for level, cu in enumerate(leaving):
             weight = self.radix ** level
-            arriving = cu + ((dst // weight) % self.radix - (cu // weight) % self.radix) * weight
+            arriving = cu + (floor_mod(dst // weight, self.radix) - floor_mod(cu // weight, self.radix)) * weight
             slots.append(np.where(cu >= 0, cu * self.levels + level, -1))
             slots.append(np.where(cu >= 0, offset + arriving * self.levels + level, -1))
         return Routes(self.io_latency_s + hops * self.hop_latency_s, tuple(slots), egress=())

@@ -28,6 +28,7 @@ from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.registry import FABRICS
 from ddlsim.network.fabrics.base import DomainCut, Fabric
+from ddlsim.network.int_arrays import floor_mod
 from ddlsim.network.pricing import Routes
 
 _CAPACITIES = PROCESS_CACHES.memo("network.sipac_capacities", maxsize=8)
@@ -111,20 +112,28 @@ def bcube_hops(src: np.ndarray, dst: np.ndarray, radix: int, levels: int) -> tup
     order would send every flow of a root through its level-0 port first)."""
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
-    start = (src + dst) % levels
+    start = floor_mod(src + dst, levels)
     current = src.copy()
-    leaving = [np.full(src.size, -1, dtype=np.int64) for _ in range(levels)]
+    # Every flow visits every level once (one offset each), so each row is written once per flow.
+    leaving = np.full((levels, src.size), -1, dtype=np.int64)
+    flows = np.arange(src.size)
     hops = np.zeros(src.size, dtype=np.int64)
+    radix = int(radix)
+    bits = radix.bit_length() - 1 if radix & (radix - 1) == 0 else None  # digits by shifts and masks
     for offset in range(levels):
-        level = (start + offset) % levels
-        weight = radix ** level
-        here, there = (current // weight) % radix, (dst // weight) % radix
+        level = floor_mod(start + offset, levels)
+        if bits is not None:
+            shift = level * bits
+            here, there = (current >> shift) & (radix - 1), (dst >> shift) & (radix - 1)
+            weight = np.left_shift(1, shift)
+        else:
+            weight = radix ** level
+            here, there = floor_mod(current // weight, radix), floor_mod(dst // weight, radix)
         moves = here != there
-        for value in range(levels):
-            rows = moves & (level == value)
-            leaving[value][rows] = current[rows]
+        leaving[level, flows] = np.where(moves, current, -1)
         current = current + (there - here) * weight
         hops += moves
+    leaving = list(leaving)
     return leaving, hops
 
 
@@ -230,6 +239,6 @@ class Sipac(BcubeCapabilities, Fabric):
         leaving, hops = bcube_hops(src_nodes, dst_nodes, self.radix, self.levels)
         slots = []
         for level, cu in enumerate(leaving):
-            port = (np.asarray(dst_nodes, dtype=np.int64) // self.radix ** level) % self.radix
+            port = floor_mod(np.asarray(dst_nodes, dtype=np.int64) // self.radix ** level, self.radix)
             slots.append(np.where(cu >= 0, (cu * self.levels + level) * self.radix + port, -1))
         return Routes(self.io_latency_s + hops * self.hop_latency_s, tuple(slots), egress=())

@@ -17,13 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.network.collectives.rampx.subgroups import check_dims, check_formulation
+from ddlsim.network.int_arrays import floor_mod
 
 
 def table7_printed(step: int, g: np.ndarray, j: np.ndarray, lam: np.ndarray, x: int) -> np.ndarray:
     """Table 7 exactly as printed."""
     g, j, lam = (np.asarray(v, dtype=np.int64) for v in (g, j, lam))
     dg = lam // x
-    return {1: (g - lam - j - dg * j) % x, 2: (g - j - dg * j) % x, 3: j, 4: dg}[step]
+    return _portion(step, g, j, lam, dg, dg * j, x)
 
 
 def info_portion(step: int, formulation: int, g: np.ndarray, j: np.ndarray, lam: np.ndarray,
@@ -34,7 +35,17 @@ def info_portion(step: int, formulation: int, g: np.ndarray, j: np.ndarray, lam:
         return table7_printed(step, g, j, lam, x)
     g, j, lam = (np.asarray(v, dtype=np.int64) for v in (g, j, lam))
     dg = lam // x
-    return {1: (g - lam - j - dg) % x, 2: (g - j - dg) % x, 3: j, 4: dg}[step]
+    return _portion(step, g, j, lam, dg, dg, x)
+
+
+def _portion(step: int, g: np.ndarray, j: np.ndarray, lam: np.ndarray, dg: np.ndarray, shift: np.ndarray,
+             x: int) -> np.ndarray:
+    """Table 7's portion of `step`, with the step-1/2 group shift (dg j as printed, dg for formulation 2)."""
+    if step == 1:
+        return floor_mod(g - lam - j - shift, x)
+    if step == 2:
+        return floor_mod(g - j - shift, x)
+    return {3: j, 4: dg}[step]
 
 
 def collective_rank(formulation: int, g: np.ndarray, j: np.ndarray, lam: np.ndarray,

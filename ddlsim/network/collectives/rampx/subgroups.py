@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
+from ddlsim.network.int_arrays import floor_mod
 
 STEPS = (1, 2, 3, 4)
 FORMULATIONS = (1, 2)
@@ -75,18 +76,18 @@ def subgroup_id(step: int, formulation: int, g: np.ndarray, j: np.ndarray, lam: 
     check_dims(x, racks, wavelengths)
     formulation = check_formulation(formulation)
     g, j, lam = (np.asarray(v, dtype=np.int64) for v in (g, j, lam))
-    dg, i = lam // x, lam % x
+    dg, i = lam // x, floor_mod(lam, x)
     if step == 1:
         return lam + wavelengths * j
     if step == 2:
-        return (lam - g) % x + wavelengths * j + dg * x
+        return floor_mod(lam - g, x) + wavelengths * j + dg * x
     if step == 3:
         # Print: (lam + Lambda (j - g)) mod (Lambda j); read as mod (Lambda x), the #SG of Table 5.
-        return lam + wavelengths * ((g - j * _rack_shift(formulation, dg)) % x)
+        return lam + wavelengths * floor_mod(g - j * _rack_shift(formulation, dg), x)
     if step == 4:
         if formulation == 1:
-            return i + x * x * j + ((g - j * dg) % x) * x
-        return x * x * j + x * ((g - dg) % x) + i
+            return i + x * x * j + floor_mod(g - j * dg, x) * x
+        return x * x * j + x * floor_mod(g - dg, x) + i
     raise ConfigError("step", step, "must be 1, 2, 3 or 4")
 
 
@@ -101,25 +102,25 @@ def members(step: int, formulation: int, g: np.ndarray, j: np.ndarray, lam: np.n
     device_groups = check_dims(x, racks, wavelengths)
     formulation = check_formulation(formulation)
     g, j, lam = (np.asarray(v, dtype=np.int64)[:, None] for v in (g, j, lam))
-    dg, i = lam // x, lam % x
+    dg, i = lam // x, floor_mod(lam, x)
     if step in (1, 2):
         gamma = np.arange(x, dtype=np.int64)[None, :]
-        new_g = (g + gamma) % x
-        new_lam = lam + 0 * gamma if step == 1 else (i + gamma) % x + x * dg
+        new_g = floor_mod(g + gamma, x)
+        new_lam = lam + 0 * gamma if step == 1 else floor_mod(i + gamma, x) + x * dg
         return new_g, j + 0 * gamma, new_lam
     if step == 3:
         gamma = np.arange(racks, dtype=np.int64)[None, :]
-        new_g = (g + (gamma - j) * _rack_shift(formulation, dg)) % x
+        new_g = floor_mod(g + (gamma - j) * _rack_shift(formulation, dg), x)
         return new_g, gamma + 0 * g, lam + 0 * gamma
     if step == 4:
         gamma = np.arange(device_groups, dtype=np.int64)[None, :]
         if formulation == 1:
             # Ring successor (Table 6, 4.1): (g + j) and dg + 1, wrapping to (g + j - D j) at the end.
-            new_dg = (dg + gamma) % device_groups
-            new_g = (g + j * (new_dg - dg)) % x
+            new_dg = floor_mod(dg + gamma, device_groups)
+            new_g = floor_mod(g + j * (new_dg - dg), x)
         else:
             new_dg = gamma + 0 * dg
-            new_g = (g - dg + gamma) % x
+            new_g = floor_mod(g - dg + gamma, x)
         return new_g, j + 0 * gamma, i + x * new_dg
     raise ConfigError("step", step, "must be 1, 2, 3 or 4")
 

@@ -28,20 +28,21 @@ import numpy as np
 from ddlsim.core.errors import ConfigError
 from ddlsim.network.fabrics.ramp.key_clashes import all_distinct, max_multiplicity, rounds_of_keys
 from ddlsim.network.fabrics.ramp.topology import RampDims
+from ddlsim.network.int_arrays import floor_mod
 
 SUBNET_KINDS = ("broadcast_select", "route_broadcast", "route_switch")
 
 BASE_RULES = {
     # Eq. 2: (g_src + g_dst + j_src) mod x.
-    "eq2": lambda gs, js, gd, jd, x: (gs + gd + js) % x,
+    "eq2": lambda gs, js, gd, jd, x: floor_mod(gs + gd + js, x),
     # Steps whose members differ in both group and rack (step 3) collide at the receivers under
     # Eq. 2 when x is even (sources j and j + x/2 pick the same group); this rule does not.
-    "dst_group_src_rack": lambda gs, js, gd, jd, x: (gd + js) % x,
+    "dst_group_src_rack": lambda gs, js, gd, jd, x: floor_mod(gd + js, x),
 }
 # Generic steps (ring, trees, halving/doubling on RAMP) may have several sources in one rack
 # sending to one group; adding the node numbers separates them. Takes node numbers too.
 NUMBERED_RULES = {
-    "eq2_numbered": lambda gs, js, ls, gd, jd, ld, x: (gs + gd + js + ls + ld) % x,
+    "eq2_numbered": lambda gs, js, ls, gd, jd, ld, x: floor_mod(gs + gd + js + ls + ld, x),
 }
 
 # The base rule each RAMP-x step uses; generic (non RAMP-x) steps use Eq. 2.
@@ -76,7 +77,7 @@ def wavelengths_of(kind: str, lam_src: np.ndarray, lam_dst: np.ndarray, num_wave
     """6.2.1: the wavelength a transfer uses in its subnet."""
     if check_subnet_kind(kind) == "broadcast_select":
         return np.asarray(lam_dst, dtype=np.int64).copy()
-    return (np.asarray(lam_dst, dtype=np.int64) - lam_src) % num_wavelengths
+    return floor_mod(np.asarray(lam_dst, dtype=np.int64) - lam_src, num_wavelengths)
 
 
 def sharing_count(dims: RampDims, src: np.ndarray, dst: np.ndarray, kind: str) -> int:
@@ -195,7 +196,7 @@ def _spread_groups(base: np.ndarray, x: int, per_pair: int) -> tuple[np.ndarray,
     """Rows (transfer, transceiver): base group plus groups spaced x // per_pair apart."""
     offsets = np.arange(per_pair, dtype=np.int64) * (x // per_pair)
     transfer = np.repeat(np.arange(base.size, dtype=np.int64), per_pair)
-    transceiver = (np.repeat(base, per_pair) + np.tile(offsets, base.size)) % x
+    transceiver = floor_mod(np.repeat(base, per_pair) + np.tile(offsets, base.size), x)
     return transfer, transceiver
 
 

@@ -30,6 +30,7 @@ from ddlsim.network.fabrics.topoopt.permutations import select_permutations, tot
 from ddlsim.network.fabrics.topoopt.technologies import technology
 from ddlsim.network.fabrics.topoopt.topology import DirectTopology
 from ddlsim.network.fabrics.topoopt.topology_finder import TopologyPlan
+from ddlsim.network.int_arrays import sorted_distinct
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost
@@ -208,7 +209,8 @@ class TopoOptFabric(DirectConnectFabric):
         if not inter.any():
             return PatternCost(self.intra_server_latency_s if src.size else 0.0, inside)
         a, b, w = src[inter] // g, dst[inter] // g, weights[inter]
-        pairs = np.unique(a * servers + b)
+        key_type = np.int32 if servers * servers <= np.iinfo(np.int32).max else np.int64  # 32 bits sort faster
+        pairs = sorted_distinct((a * servers + b).astype(key_type, copy=False))
         peers = int(max(np.bincount(pairs // servers).max(), np.bincount(pairs % servers).max()))
         per_server = max(np.bincount(a, weights=w).max(), np.bincount(b, weights=w).max())
         return self._rounds_cost(peers, per_server, inside)

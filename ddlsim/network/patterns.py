@@ -26,7 +26,7 @@ import numpy as np
 
 from ddlsim.core.caches import PROCESS_CACHES
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.int_arrays import sorted_distinct
+from ddlsim.network.int_arrays import floor_mod, sorted_distinct
 
 MAX_LISTED_PAIRS = 1 << 24
 
@@ -283,7 +283,7 @@ class Mesh(Pattern):
 def dim_coordinates(positions: np.ndarray, stride: int, size: int) -> np.ndarray:
     """Coordinate of each position along the dimension of `size` members spaced `stride` apart."""
     scaled = positions if stride == 1 else positions // stride
-    return scaled & (size - 1) if size & (size - 1) == 0 else scaled % size
+    return floor_mod(scaled, size)
 
 
 def shift_pairs(group_size: int, stride: int, size: int, offset: int, *, positions: np.ndarray | None = None,

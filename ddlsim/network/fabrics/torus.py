@@ -32,6 +32,7 @@ from ddlsim.network.fabrics.torus_rings import (
     usable_links,
 )
 from ddlsim.network.fabrics.torus_windows import WindowPricer
+from ddlsim.network.int_arrays import floor_mod
 from ddlsim.network.patterns import Mesh, Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost, Routes
@@ -156,8 +157,8 @@ class Torus2D(Fabric):
 
     def route(self, src_nodes: np.ndarray, dst_nodes: np.ndarray, weights: np.ndarray) -> Routes:
         width, height = self.dims
-        x1, y1 = src_nodes % width, src_nodes // width
-        x2, y2 = dst_nodes % width, dst_nodes // width
+        x1, y1 = floor_mod(src_nodes, width), src_nodes // width
+        x2, y2 = floor_mod(dst_nodes, width), dst_nodes // width
         forward_x, hops_x = short_way(x2 - x1, width)
         forward_y, hops_y = short_way(y2 - y1, height)
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
@@ -175,11 +176,11 @@ class Torus2D(Fabric):
         hops = []
         step_x = np.where(forward_x, 1, -1)
         for j in range(most_x):
-            node = (x1 + step_x * j) % width + width * y1
+            node = floor_mod(x1 + step_x * j, width) + width * y1
             hops.append(np.where(hops_x > j, np.where(forward_x, 0, n) + node, -1))
         step_y = np.where(forward_y, 1, -1)
         for j in range(most_y):
-            node = x2 + width * ((y1 + step_y * j) % height)
+            node = x2 + width * floor_mod(y1 + step_y * j, height)
             hops.append(np.where(hops_y > j, np.where(forward_y, 2 * n, 3 * n) + node, -1))
         return tuple(hops)
 
@@ -202,7 +203,7 @@ class Torus2D(Fabric):
         if src.size == 0:
             return PatternCost.zero()
         width = self.dims[0]
-        x1, y1, x2, y2 = src % width, src // width, dst % width, dst // width
+        x1, y1, x2, y2 = floor_mod(src, width), src // width, floor_mod(dst, width), dst // width
         forward_x, hops_x = short_way(x2 - x1, width)
         forward_y, hops_y = short_way(y2 - y1, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
@@ -217,7 +218,7 @@ class Torus2D(Fabric):
         if listed_pairs_count(pattern, layout) * sum(self.dims) > PADDED_HOP_ENTRIES:
             src, dst, _, _ = expand_listed(pattern, layout, placement)
             width, height = self.dims
-            most_x = int(short_way(dst % width - src % width, width)[1].max(initial=0))
+            most_x = int(short_way(floor_mod(dst, width) - floor_mod(src, width), width)[1].max(initial=0))
             most_y = int(short_way(dst // width - src // width, height)[1].max(initial=0))
             if (most_x + most_y) * src.size > PADDED_HOP_ENTRIES:
                 every = np.array([[0, pattern.num_classes - 1]])
@@ -239,7 +240,7 @@ class Torus2D(Fabric):
             return None
         src, dst, weight, classes = expand_listed(pattern, layout, placement)
         width = self.dims[0]
-        _, hops_x = short_way(dst % width - src % width, width)
+        _, hops_x = short_way(floor_mod(dst, width) - floor_mod(src, width), width)
         _, hops_y = short_way(dst // width - src // width, self.dims[1])
         latency = (self.io_latency_s + hops_x * self.propagation_s[0] + hops_y * self.propagation_s[1]
                    + self.router_latency_s * np.maximum(hops_x + hops_y - 1, 0))
@@ -280,7 +281,7 @@ class Torus2D(Fabric):
             for way in (True, False):
                 used = (forward == way) & (hops > 0)
                 if used.any():
-                    start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
+                    start = positions[used] if way else floor_mod(positions[used] - hops[used] + 1, ring)
                     loads = ring_interval_loads(np.zeros(int(used.sum()), dtype=np.int64), start, hops[used],
                                                  np.full(int(used.sum()), weight), 1, ring)
                     load = max(load, float(loads.max()))

@@ -24,6 +24,7 @@ import numpy as np
 from ddlsim.core import units
 from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.torus_rings import ring_interval_loads, short_way
+from ddlsim.network.int_arrays import floor_mod
 from ddlsim.network.patterns import Pattern
 from ddlsim.network.placement import Placement
 from ddlsim.network.pricing import PatternCost
@@ -47,7 +48,7 @@ def _leg_load(positions: np.ndarray, moved: np.ndarray, ring: int, weight: float
         used = (forward == way) & (hops > 0)
         if used.any():
             count = int(used.sum())
-            start = positions[used] if way else (positions[used] - hops[used] + 1) % ring
+            start = positions[used] if way else floor_mod(positions[used] - hops[used] + 1, ring)
             loads = ring_interval_loads(np.zeros(count, dtype=np.int64), start, hops[used],
                                          np.full(count, weight), 1, ring)
             load = max(load, float(loads.max()))

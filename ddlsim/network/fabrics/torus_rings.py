@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ddlsim.network.int_arrays import floor_mod
+
 
 def usable_links(size: int) -> int:
     """Links per node (or ring cuts) a ring of `size` nodes uses under shortest routing."""
@@ -19,7 +21,7 @@ def usable_links(size: int) -> int:
 
 def short_way(delta: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """Direction (True = increasing) and hop count of the shorter way round a ring of `size`."""
-    ahead = delta % size
+    ahead = floor_mod(delta, size)
     forward = ahead <= size // 2
     return forward, np.where(forward, ahead, size - ahead)
 

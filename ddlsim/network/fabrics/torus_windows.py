@@ -23,6 +23,7 @@ from ddlsim.core.types import GroupLayout
 from ddlsim.network.fabrics.base import expand_listed
 from ddlsim.network.fabrics.torus_forms import TorusShape
 from ddlsim.network.fabrics.torus_rings import short_way
+from ddlsim.network.int_arrays import floor_mod
 from ddlsim.network.patterns import Pattern, class_order
 from ddlsim.network.placement import Placement
 
@@ -50,7 +51,7 @@ def _ring_loads(line: np.ndarray, start: np.ndarray, length: np.ndarray, weight:
     if 4 * hops <= used.size * ring and used.size * ring > SPARSE_FROM_CELLS:
         flow = np.repeat(np.arange(line.size), length)
         offset = np.arange(hops) - np.repeat(np.cumsum(length) - length, length)
-        links, inverse = np.unique(line[flow] * ring + (start[flow] + offset) % ring, return_inverse=True)
+        links, inverse = np.unique(line[flow] * ring + floor_mod(start[flow] + offset, ring), return_inverse=True)
         return used, links, np.bincount(inverse.ravel(), weights=weight[flow], minlength=links.size)
     lookup = np.zeros(num_lines, dtype=np.int64)
     lookup[used] = np.arange(used.size)
@@ -71,7 +72,7 @@ class _Flows:
         width, height = torus.dims
         order = class_order(classes, num_classes)
         src, dst, self.weight, classes = src[order], dst[order], weight[order], classes[order]
-        self.x1, self.y1, self.x2, y2 = src % width, src // width, dst % width, dst // width
+        self.x1, self.y1, self.x2, y2 = floor_mod(src, width), src // width, floor_mod(dst, width), dst // width
         self.forward_x, self.hops_x = short_way(self.x2 - self.x1, width)
         self.forward_y, self.hops_y = short_way(y2 - self.y1, height)
         flow_latency = (torus.io_latency_s + self.hops_x * torus.propagation_s[0] + self.hops_y * torus.propagation_s[1]
@@ -97,7 +98,7 @@ class _Flows:
                 if not used.any():
                     parts.append((np.zeros(0, dtype=np.int64), None, np.zeros((0, ring))))
                     continue
-                start = position[used] if forward else (position[used] - hops[used] + 1) % ring
+                start = position[used] if forward else floor_mod(position[used] - hops[used] + 1, ring)
                 parts.append(_ring_loads(line[used], start, hops[used], weight[used], lines, ring))
         return tuple(parts)
 

@@ -8,6 +8,8 @@
   then sort what they found; sorting once and keeping each value that differs from the one
   before is about four times faster on tens of thousands of mostly distinct values (10 ms
   against 2.4 ms at 65,536).
+- `all_distinct(values)` is ``np.unique(values).size == values.size``, by a table of seen values
+  when the values are dense (`counts_in_a_table`) and by one sort otherwise.
 """
 
 from __future__ import annotations
@@ -35,3 +37,26 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     return ordered[first]
+
+
+def all_distinct(values: np.ndarray) -> bool:
+    """True when no two entries of 1-D `values` are equal."""
+    values = np.asarray(values)
+    if values.size < 2:
+        return True
+    if counts_in_a_table(values):
+        seen = np.zeros(int(values.max()) + 1, dtype=bool)
+        seen[values] = True
+        return int(np.count_nonzero(seen)) == values.size
+    ordered = np.sort(values)
+    return not bool(np.any(ordered[1:] == ordered[:-1]))
+
+
+def counts_in_a_table(values: np.ndarray) -> bool:
+    """Whether non-negative integer `values` span a range small enough to count in a table."""
+    return (values.dtype.kind in "iu" and int(values.min()) >= 0
+            and int(values.max()) < max(_TABLE_MIN, _TABLE_PER_KEY * values.size))
+
+
+_TABLE_MIN = 1 << 22
+_TABLE_PER_KEY = 4

@@ -16,7 +16,7 @@ import numpy as np
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
 from ddlsim.core.types import GroupLayout
-from ddlsim.network.int_arrays import sorted_distinct
+from ddlsim.network.int_arrays import all_distinct
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,7 +32,7 @@ class Placement:
             nodes = np.ascontiguousarray(self.nodes, dtype=np.int64)
             if nodes.shape != (self.num_ranks,):
                 raise ConfigError("placement.nodes", nodes.shape, f"needs one node per rank ({self.num_ranks})")
-            if sorted_distinct(nodes).size != nodes.size:
+            if not all_distinct(nodes):
                 raise ConfigError("placement.nodes", "duplicates", "two ranks cannot share one node")
             object.__setattr__(self, "nodes", nodes)
         if self.key is None:

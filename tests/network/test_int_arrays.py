@@ -4,7 +4,7 @@ value range they meet; and the threshold that chooses how `price_flows` sums loa
 import numpy as np
 import pytest
 
-from ddlsim.network.int_arrays import floor_mod, sorted_distinct
+from ddlsim.network.int_arrays import all_distinct, floor_mod, sorted_distinct
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 7, 1000, 65536])
@@ -35,6 +35,15 @@ def test_floor_mod_is_numpy_remainder(modulus, dtype):
 def test_floor_mod_leaves_floats_to_numpy():
     values = np.array([-2.5, 7.25])
     assert np.array_equal(floor_mod(values, 3), values % 3)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 50, 5000])
+@pytest.mark.parametrize("low, high", [(0, 3), (0, 10**5), (0, 1 << 40), (-50, 50)])
+def test_all_distinct_is_numpy_unique_size(size, low, high):
+    """Dense non-negative values go through a table, the others (negative, or a wide span) by a sort."""
+    rng = np.random.default_rng(size + high)
+    for values in (rng.integers(low, high, size), rng.permutation(np.arange(low, low + size))):
+        assert all_distinct(values) == (np.unique(values).size == values.size)
 
 
 def test_sorted_distinct_leaves_its_input_alone():

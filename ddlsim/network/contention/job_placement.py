@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ddlsim.core.errors import ConfigError, InfeasibleError
-from ddlsim.network.int_arrays import sorted_distinct
+from ddlsim.network.int_arrays import all_distinct
 from ddlsim.network.placement import Placement
 
 POLICIES = ("packed", "spread", "random")
@@ -85,7 +85,7 @@ def _claim(nodes: np.ndarray, size: int, free: np.ndarray, name: str, num_nodes:
         raise ConfigError(f"{name}.nodes", nodes.size, f"must list one node per rank ({size})")
     if nodes.size and (nodes.min() < 0 or nodes.max() >= num_nodes):
         raise InfeasibleError(f"{name}.nodes names a node outside the fabric's {num_nodes} nodes")
-    if sorted_distinct(nodes).size != nodes.size:
+    if not all_distinct(nodes):
         raise ConfigError(f"{name}.nodes", "duplicates", "a node can hold one rank")
     taken = nodes[~free[nodes]]
     if taken.size:

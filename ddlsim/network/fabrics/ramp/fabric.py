@@ -37,12 +37,12 @@ from ddlsim.core.types import GroupLayout, NetworkCost
 from ddlsim.network.fabrics.base import Fabric, listed_pairs_count
 from ddlsim.network.fabrics.ramp import transcoder
 from ddlsim.network.fabrics.ramp.cost import FIXED_RECEIVER_POWER_W, TUNABLE_RECEIVER_POWER_W, RampCostModel
-from ddlsim.network.fabrics.ramp.key_clashes import all_distinct
 from ddlsim.network.fabrics.ramp.mesh import large_mesh_plan
 from ddlsim.network.fabrics.ramp.multicast import class_multicast_load, multicast_plan
 from ddlsim.network.fabrics.ramp.placement import PLACEMENTS, place_job
 from ddlsim.network.fabrics.ramp.plan_choice import fastest_plan
 from ddlsim.network.fabrics.ramp.topology import RampDims, table2_figures
+from ddlsim.network.int_arrays import all_distinct
 from ddlsim.network.patterns import MAX_LISTED_PAIRS, Mesh, Pattern, content_key
 from ddlsim.network.placement import Placement, job_ranks
 from ddlsim.network.pricing import PatternCost

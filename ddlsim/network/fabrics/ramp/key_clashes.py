@@ -3,12 +3,14 @@ rounds. RAMP's transcoder keys every (transfer, transceiver group) row by the tr
 receiver and subnet wavelength it uses; two rows with one key in one round collide.
 
 numpy's hashed unique is slow on 1e6+ keys, so keys are counted in a table when they are dense
-and by sorting otherwise.
+(`int_arrays.counts_in_a_table`, which `int_arrays.all_distinct` uses too) and by sorting otherwise.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ddlsim.network.int_arrays import counts_in_a_table
 
 
 def occurrence(keys: np.ndarray) -> np.ndarray:
@@ -54,33 +56,11 @@ def max_multiplicity(keys: np.ndarray) -> int:
     """Largest number of equal entries."""
     if keys.size == 0:
         return 0
-    if _dense(keys):
+    if counts_in_a_table(keys):
         return int(np.bincount(keys).max())
     ordered = np.sort(keys)
     bounds = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1], [True]]))
     return int(np.diff(bounds).max())
-
-
-def all_distinct(keys: np.ndarray) -> bool:
-    """True when no two entries are equal (same answer as np.unique(keys).size == keys.size)."""
-    if keys.size < 2:
-        return True
-    if _dense(keys):
-        seen = np.zeros(int(keys.max()) + 1, dtype=bool)
-        seen[keys] = True
-        return int(np.count_nonzero(seen)) == keys.size
-    ordered = np.sort(keys)
-    return not bool(np.any(ordered[1:] == ordered[:-1]))
-
-
-def _dense(keys: np.ndarray) -> bool:
-    """Whether non-negative integer keys span a range small enough to count in a table."""
-    return (keys.dtype.kind in "iu" and int(keys.min()) >= 0
-            and int(keys.max()) < max(_TABLE_MIN, _TABLE_PER_KEY * keys.size))
-
-
-_TABLE_MIN = 1 << 22
-_TABLE_PER_KEY = 4
 
 
 def rounds_of_keys(keys: list[np.ndarray], size: int) -> np.ndarray:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ddlsim.core.errors import InfeasibleError
 from ddlsim.network.fabrics.ramp.topology import RampDims
-from ddlsim.network.int_arrays import sorted_distinct
+from ddlsim.network.int_arrays import all_distinct
 
 
 def _divisors(n: int) -> list[int]:
@@ -147,6 +147,6 @@ def find_box(nodes: np.ndarray, dims: RampDims) -> tuple[tuple[int, int, int], t
     g, j, lam = dims.coords(nodes)
     low = (int(g.min()), int(j.min()), int(lam.min()))
     shape = (int(g.max()) - low[0] + 1, int(j.max()) - low[1] + 1, int(lam.max()) - low[2] + 1)
-    if shape[0] * shape[1] * shape[2] != nodes.size or sorted_distinct(nodes).size != nodes.size:
+    if shape[0] * shape[1] * shape[2] != nodes.size or not all_distinct(nodes):
         return None
     return low, shape

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ddlsim.network.fabrics.ramp import transcoder
-from ddlsim.network.fabrics.ramp.key_clashes import all_distinct, rounds_of_keys
+from ddlsim.network.fabrics.ramp.key_clashes import rounds_of_keys
 from ddlsim.network.fabrics.ramp.topology import RampDims
+from ddlsim.network.int_arrays import all_distinct
 
 
 def fastest_plan(dims: RampDims, src: np.ndarray, dst: np.ndarray, *, members: int, rules: tuple[str, ...],

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsim.core.errors import ConfigError
-from ddlsim.network.fabrics.ramp.key_clashes import all_distinct, max_multiplicity, rounds_of_keys
+from ddlsim.network.fabrics.ramp.key_clashes import max_multiplicity, rounds_of_keys
 from ddlsim.network.fabrics.ramp.topology import RampDims
-from ddlsim.network.int_arrays import floor_mod
+from ddlsim.network.int_arrays import all_distinct, floor_mod
 
 SUBNET_KINDS = ("broadcast_select", "route_broadcast", "route_switch")
 
